@@ -1,0 +1,14 @@
+/** Every annotation and label key this project reads or writes, with OpenKruise's spelling. */
+export const SIDECARSET_HASH = 'kruise.io/sidecarset-hash';
+export const SIDECARSET_HASH_WITHOUT_IMAGE = 'kruise.io/sidecarset-hash-without-image';
+export const SIDECARSET_INJECTED_LIST = 'kruise.io/sidecarset-injected-list';
+export const SIDECARSET_WORKING_HOTUPGRADE_CONTAINER =
+  'kruise.io/sidecarset-working-hotupgrade-container';
+export const SIDECARSET_INPLACE_UPDATE_STATE = 'kruise.io/sidecarset-inplace-update-state';
+export const SIDECARSET_CUSTOM_VERSION_LABEL = 'apps.kruise.io/sidecarset-custom-version';
+export const SIDECARSET_NAME_LABEL = 'kruise.io/sidecarset-name';
+export const SIDECARSET_CANARY = 'apps.kruise.io/sidecarset-canary';
+export const SIDECARSET_BASE = 'apps.kruise.io/sidecarset-base';
+export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+/** Env var every injected container carries, so that it is never mistaken for an app container. */
+export const IS_INJECTED_ENV = 'IS_INJECTED';
