@@ -11,7 +11,14 @@ export default tseslint.config(
     },
     rules: {
       '@typescript-eslint/consistent-type-imports': 'error',
-      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] },
+          ],
+        },
+      ],
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
       'no-restricted-syntax': [
@@ -20,6 +27,7 @@ export default tseslint.config(
         { selector: 'TSEnumDeclaration', message: 'Use an `as const` union instead.' },
       ],
       complexity: ['error', 25],
+      '@typescript-eslint/no-dynamic-delete': 'off',
       'max-params': ['error', 5],
     },
   },

@@ -37,3 +37,13 @@ export function goJsonString(value: string): string {
     return '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0');
   });
 }
+
+/** Compact JSON with object keys sorted, as Go writes a map[string]interface{}. */
+export function sortedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
+  if (isPlainObject(value)) {
+    const keys = Object.keys(value).sort(compareStrings);
+    return `{${keys.map((k) => `${goJsonString(k)}:${sortedJson(value[k])}`).join(',')}}`;
+  }
+  return typeof value === 'string' ? goJsonString(value) : JSON.stringify(value);
+}

@@ -1,0 +1,144 @@
+/** Builds the containers one SidecarSet injects into one pod (reference injection §3.6, §3.9). */
+import type { JsonObject } from '../json.js';
+import type { Container, EnvVar, LocalObjectReference, Pod, Volume } from '../k8s-types.js';
+import type { SidecarContainer, SidecarSet } from '../sidecarset-types.js';
+import { assembleEnv, transferEnv } from './env.js';
+import type { BuiltContainer } from './merge.js';
+import type { AppMounts } from './shared-volumes.js';
+import { mergeDevices, mergeMounts } from './shared-volumes.js';
+
+/** What the pod looked like before injection: the sources of shared mounts and env. */
+export interface PodSources {
+  pod: Readonly<Pod>;
+  appEnv: ReadonlyMap<string, EnvVar>;
+  appMounts: AppMounts;
+}
+
+export interface BuiltSidecarSet {
+  initContainers: BuiltContainer[];
+  containers: BuiltContainer[];
+  volumes: Volume[];
+  imagePullSecrets: LocalObjectReference[];
+  sidecarList: string[];
+  /** Hot-upgrade pairs: SidecarSet container name → the working pod container name. */
+  hotUpgrade: Record<string, string>;
+  warnings: string[];
+}
+
+const SIDECAR_ONLY_FIELDS = [
+  'podInjectPolicy',
+  'upgradeStrategy',
+  'shareVolumePolicy',
+  'shareVolumeDevicePolicy',
+  'transferEnv',
+  'resourcesPolicy',
+] as const;
+
+export function buildSidecarSet(ss: SidecarSet, sources: PodSources): BuiltSidecarSet {
+  const out: BuiltSidecarSet = {
+    initContainers: [],
+    containers: [],
+    volumes: [],
+    imagePullSecrets: structuredClone(ss.spec.imagePullSecrets ?? []),
+    sidecarList: [],
+    hotUpgrade: {},
+    warnings: [],
+  };
+  for (const sc of ss.spec.initContainers ?? []) {
+    const native = sc.restartPolicy === 'Always';
+    if (native) out.sidecarList.push(sc.name);
+    emit(out, { list: out.initContainers, sc, hot: native && isHot(sc), ss, sources });
+  }
+  for (const sc of ss.spec.containers ?? []) {
+    out.sidecarList.push(sc.name);
+    emit(out, { list: out.containers, sc, hot: isHot(sc), ss, sources });
+  }
+  out.sidecarList = [...new Set(out.sidecarList)].sort();
+  return out;
+}
+
+const isHot = (sc: SidecarContainer): boolean => sc.upgradeStrategy?.upgradeType === 'HotUpgrade';
+
+interface Emission {
+  list: BuiltContainer[];
+  sc: SidecarContainer;
+  hot: boolean;
+  ss: SidecarSet;
+  sources: PodSources;
+}
+
+function emit(out: BuiltSidecarSet, { list, sc, hot, ss, sources }: Emission): void {
+  const before = sc.podInjectPolicy === 'BeforeAppContainer';
+  const container = buildContainer(sc, sources, out.warnings);
+  out.volumes.push(...referencedVolumes(sc, ss, out.warnings));
+  if (!hot) {
+    list.push({ container, before });
+    return;
+  }
+  for (const [suffix, image] of [
+    ['-1', container.image],
+    ['-2', sc.upgradeStrategy?.hotUpgradeEmptyImage],
+  ] as const) {
+    const name = `${sc.name}${suffix}`;
+    const twin: Container = { ...structuredClone(container), name };
+    if (image) twin.image = image;
+    else delete twin.image;
+    twin.env = [...(twin.env ?? []), ...hotUpgradeVersionEnv(name)];
+    list.push({ container: twin, before });
+  }
+  out.hotUpgrade[sc.name] = `${sc.name}-1`;
+}
+
+function buildContainer(sc: SidecarContainer, sources: PodSources, warnings: string[]): Container {
+  const container: Container = structuredClone(sc);
+  for (const field of SIDECAR_ONLY_FIELDS) delete container[field];
+  const transferred = transferEnv(sc.transferEnv ?? [], sources.pod, sources.appEnv);
+  warnings.push(...transferred.warnings.map((w) => `container ${sc.name}: ${w}`));
+  const env = transferred.env;
+  const ownMounts = sc.volumeMounts ?? [];
+  const ownDevices = sc.volumeDevices ?? [];
+  let mounts = ownMounts;
+  if (sc.shareVolumePolicy?.type === 'enabled') {
+    mounts = mergeMounts(ownMounts, ownDevices, sources.appMounts.mounts);
+    const names = new Set(env.map((e) => e.name));
+    for (const e of sources.appMounts.subPathEnv) {
+      if (!names.has(e.name)) env.push(e);
+      names.add(e.name);
+    }
+  }
+  if (mounts.length > 0) container.volumeMounts = structuredClone(mounts);
+  container.env = assembleEnv(container.env ?? [], env);
+  if (sc.shareVolumeDevicePolicy?.type === 'enabled') {
+    const devices = mergeDevices(ownDevices, mounts, sources.appMounts.devices);
+    if (devices.length > 0) container.volumeDevices = devices;
+  }
+  return container;
+}
+
+/** The SidecarSet volumes the container's own mounts and devices name, in that order. */
+function referencedVolumes(sc: SidecarContainer, ss: SidecarSet, warnings: string[]): Volume[] {
+  const names = [
+    ...(sc.volumeMounts ?? []).map((m) => m.name),
+    ...(sc.volumeDevices ?? []).map((d) => d.name),
+  ];
+  const out: Volume[] = [];
+  for (const name of names) {
+    const volume = (ss.spec.volumes ?? []).find((v) => v.name === name);
+    if (volume === undefined) {
+      warnings.push(`container ${sc.name} uses volume ${name}, which SidecarSet does not declare`);
+    } else out.push(volume);
+  }
+  return out;
+}
+
+function hotUpgradeVersionEnv(containerName: string): EnvVar[] {
+  const ref = (prefix: string): JsonObject => ({
+    fieldRef: {
+      fieldPath: `metadata.annotations['${prefix}.sidecarset.kruise.io/${containerName}']`,
+    },
+  });
+  return [
+    { name: 'SIDECARSET_VERSION', valueFrom: ref('version') },
+    { name: 'SIDECARSET_VERSION_ALT', valueFrom: ref('versionalt') },
+  ];
+}

@@ -1,0 +1,155 @@
+/**
+ * Pod injection: pod in, new pod out (reference injection §3). The caller has already chosen the
+ * SidecarSets that match; this decides versions, builds the sidecars and merges them.
+ */
+import {
+  SIDECARSET_BASE,
+  SIDECARSET_CANARY,
+  SIDECARSET_HASH,
+  SIDECARSET_HASH_WITHOUT_IMAGE,
+  SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
+} from '../annotations.js';
+import { compareStrings, isPlainObject, sortedJson } from '../json.js';
+import type { Pod } from '../k8s-types.js';
+import type { SidecarSet } from '../sidecarset-types.js';
+import type { BuiltSidecarSet } from './build.js';
+import { buildSidecarSet } from './build.js';
+import { indexAppEnv } from './env.js';
+import type { BuiltContainer } from './merge.js';
+import { mergeContainers, mergeImagePullSecrets, mergeVolumes } from './merge.js';
+import type { InjectedSetRecord } from './pod-annotations.js';
+import { recordInjection } from './pod-annotations.js';
+import { applyPatchPodMetadata } from './pod-metadata.js';
+import type { VersionOptions } from './revision.js';
+import { chooseVersion } from './revision.js';
+import { collectAppMounts } from './shared-volumes.js';
+
+export interface InjectOptions extends VersionOptions {
+  now: Date;
+}
+
+export interface InjectionOutcome {
+  pod: Pod;
+  /** Names of the SidecarSets injected, sorted. */
+  injected: string[];
+  warnings: string[];
+}
+
+export function injectPod(
+  pod: Readonly<Pod>,
+  matched: readonly SidecarSet[],
+  options: InjectOptions,
+): InjectionOutcome {
+  const sets = withoutCanaryBases(matched)
+    .map((ss) => chooseVersion(ss, pod, options))
+    .sort((a, b) =>
+      compareStrings(a.sidecarSet.metadata.name ?? '', b.sidecarSet.metadata.name ?? ''),
+    );
+  const out: Pod = structuredClone(pod);
+  const annotations: Record<string, string> = { ...out.metadata.annotations };
+  for (const { sidecarSet } of sets) {
+    applyPatchPodMetadata(annotations, sidecarSet.spec.patchPodMetadata ?? []);
+  }
+  const sources = { pod, appEnv: indexAppEnv(pod), appMounts: collectAppMounts(pod) };
+  const built = sets.map(({ sidecarSet, revisionName }) => ({
+    sidecarSet,
+    revisionName,
+    result: buildSidecarSet(sidecarSet, sources),
+  }));
+  const warnings = built.flatMap((b) => b.result.warnings);
+  const records = built
+    .filter((b) => b.result.containers.length + b.result.initContainers.length > 0)
+    .map(({ sidecarSet, revisionName, result }) => record(sidecarSet, result, revisionName));
+  if (records.length > 0) {
+    mergeInto(
+      out,
+      built.map((b) => b.result),
+    );
+    recordInjection(annotations, records, options.now);
+    recordHotUpgrade(
+      annotations,
+      built.map((b) => b.result),
+    );
+  }
+  if (Object.keys(annotations).length > 0 || out.metadata.annotations !== undefined) {
+    out.metadata.annotations = annotations;
+  }
+  return { pod: out, injected: records.map((r) => r.name), warnings };
+}
+
+/** A canary SidecarSet replaces its base for the pods both match (reference §4.4). */
+function withoutCanaryBases(matched: readonly SidecarSet[]): SidecarSet[] {
+  const bases = new Set(
+    matched
+      .filter((ss) => ss.metadata.annotations?.[SIDECARSET_CANARY] === 'true')
+      .map((ss) => ss.metadata.annotations?.[SIDECARSET_BASE]),
+  );
+  return matched.filter((ss) => !bases.has(ss.metadata.name));
+}
+
+function record(
+  ss: SidecarSet,
+  built: BuiltSidecarSet,
+  revisionName: string | undefined,
+): InjectedSetRecord {
+  return {
+    name: ss.metadata.name ?? '',
+    hash: ss.metadata.annotations?.[SIDECARSET_HASH] ?? '',
+    hashWithoutImage: ss.metadata.annotations?.[SIDECARSET_HASH_WITHOUT_IMAGE] ?? '',
+    sidecarList: built.sidecarList,
+    controllerRevision: revisionName ?? ss.status?.latestRevision ?? '',
+  };
+}
+
+function mergeInto(pod: Pod, built: readonly BuiltSidecarSet[]): void {
+  const inits: BuiltContainer[] = built
+    .flatMap((b) => b.initContainers)
+    .sort((a, b) => compareStrings(a.container.name, b.container.name));
+  if (inits.length > 0) {
+    pod.spec.initContainers = mergeContainers(pod.spec.initContainers ?? [], inits);
+  }
+  pod.spec.containers = mergeContainers(
+    pod.spec.containers,
+    built.flatMap((b) => b.containers),
+  );
+  const volumes = mergeVolumes(
+    pod.spec.volumes ?? [],
+    built.flatMap((b) => b.volumes),
+  );
+  if (volumes.length > 0) pod.spec.volumes = volumes;
+  const secrets = mergeImagePullSecrets(
+    pod.spec.imagePullSecrets ?? [],
+    built.flatMap((b) => b.imagePullSecrets),
+  );
+  if (secrets.length > 0) pod.spec.imagePullSecrets = secrets;
+}
+
+function recordHotUpgrade(
+  annotations: Record<string, string>,
+  built: readonly BuiltSidecarSet[],
+): void {
+  const working: Record<string, unknown> = {};
+  for (const b of built) Object.assign(working, b.hotUpgrade);
+  const names = Object.values(working);
+  if (names.length === 0) return;
+  const existing = parseObject(annotations[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER]);
+  annotations[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER] = sortedJson({ ...existing, ...working });
+  for (const b of built) {
+    for (const sidecar of Object.keys(b.hotUpgrade)) {
+      annotations[`version.sidecarset.kruise.io/${sidecar}-1`] = '1';
+      annotations[`versionalt.sidecarset.kruise.io/${sidecar}-1`] = '0';
+      annotations[`version.sidecarset.kruise.io/${sidecar}-2`] = '0';
+      annotations[`versionalt.sidecarset.kruise.io/${sidecar}-2`] = '1';
+    }
+  }
+}
+
+function parseObject(value: string | undefined): Record<string, unknown> {
+  if (value === undefined || value === '') return {};
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return isPlainObject(parsed) ? parsed : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,68 @@
+/** The bookkeeping annotations injection writes into the pod (reference injection §3.11). */
+import {
+  SIDECARSET_HASH,
+  SIDECARSET_HASH_WITHOUT_IMAGE,
+  SIDECARSET_INJECTED_LIST,
+} from '../annotations.js';
+import { compareStrings, deepEqual } from '../json.js';
+import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
+import {
+  formatPodSidecarSetHashes,
+  formatTimestamp,
+  parsePodSidecarSetHashes,
+} from '../pod-hash-annotation.js';
+
+export interface InjectedSetRecord {
+  name: string;
+  hash: string;
+  hashWithoutImage: string;
+  sidecarList: string[];
+  controllerRevision: string;
+}
+
+/** Writes the hash maps and the injected list into `annotations` (mutated). */
+export function recordInjection(
+  annotations: Record<string, string>,
+  records: readonly InjectedSetRecord[],
+  now: Date,
+): void {
+  const timestamp = formatTimestamp(now);
+  updateHashes(annotations, SIDECARSET_HASH, records, (r) => ({
+    updateTimestamp: timestamp,
+    hash: r.hash,
+    sidecarSetName: r.name,
+    sidecarList: r.sidecarList,
+    ...(r.controllerRevision === '' ? {} : { controllerRevision: r.controllerRevision }),
+  }));
+  updateHashes(annotations, SIDECARSET_HASH_WITHOUT_IMAGE, records, (r) => ({
+    updateTimestamp: timestamp,
+    hash: r.hashWithoutImage,
+    sidecarSetName: r.name,
+    sidecarList: r.sidecarList,
+  }));
+  const names = new Set((annotations[SIDECARSET_INJECTED_LIST] ?? '').split(','));
+  for (const r of records) names.add(r.name);
+  names.delete('');
+  annotations[SIDECARSET_INJECTED_LIST] = [...names].sort(compareStrings).join(',');
+}
+
+function updateHashes(
+  annotations: Record<string, string>,
+  key: string,
+  records: readonly InjectedSetRecord[],
+  entryFor: (r: InjectedSetRecord) => SidecarSetUpgradeSpec,
+): void {
+  const hashes: PodSidecarSetHashes = parsePodSidecarSetHashes(annotations[key], key);
+  for (const r of records) {
+    const entry = entryFor(r);
+    const existing = hashes[r.name];
+    // An entry that already says the same keeps its timestamp: re-injection must be a no-op.
+    if (existing !== undefined && sameExceptTimestamp(existing, entry)) continue;
+    hashes[r.name] = entry;
+  }
+  annotations[key] = formatPodSidecarSetHashes(hashes);
+}
+
+function sameExceptTimestamp(a: SidecarSetUpgradeSpec, b: SidecarSetUpgradeSpec): boolean {
+  return deepEqual({ ...a, updateTimestamp: null }, { ...b, updateTimestamp: null });
+}

@@ -1,0 +1,68 @@
+/** shareVolumePolicy / shareVolumeDevicePolicy: mounts the sidecar takes from app containers. */
+import type { Container, EnvVar, Pod, VolumeDevice, VolumeMount } from '../k8s-types.js';
+import { isInjectedContainer } from './env.js';
+
+const SUBPATH_VAR = /\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)/g;
+
+export interface AppMounts {
+  mounts: VolumeMount[];
+  devices: VolumeDevice[];
+  /** Env vars that the app mounts' subPathExpr refer to, copied from the same container. */
+  subPathEnv: EnvVar[];
+}
+
+/** Every mount and device of the pod's app containers (those not injected), in order. */
+export function collectAppMounts(pod: Readonly<Pod>): AppMounts {
+  const out: AppMounts = { mounts: [], devices: [], subPathEnv: [] };
+  for (const c of pod.spec.containers) {
+    if (isInjectedContainer(c)) continue;
+    for (const m of c.volumeMounts ?? []) {
+      out.mounts.push(m);
+      out.subPathEnv.push(...subPathEnv(m, c));
+    }
+    out.devices.push(...(c.volumeDevices ?? []));
+  }
+  return out;
+}
+
+function subPathEnv(mount: VolumeMount, container: Container): EnvVar[] {
+  if (!mount.subPathExpr) return [];
+  const env: EnvVar[] = [];
+  for (const ref of mount.subPathExpr.matchAll(SUBPATH_VAR)) {
+    const found = (container.env ?? []).findLast((e) => e.name === ref[1]);
+    if (found !== undefined) env.push(structuredClone(found));
+  }
+  return env;
+}
+
+/** Own mounts first; then each app mount whose path is not taken (by a mount or a device). */
+export function mergeMounts(
+  own: readonly VolumeMount[],
+  ownDevices: readonly VolumeDevice[],
+  shared: readonly VolumeMount[],
+): VolumeMount[] {
+  const out = [...own];
+  const taken = new Set([...own.map((m) => m.mountPath), ...ownDevices.map((d) => d.devicePath)]);
+  for (const m of shared) {
+    if (taken.has(m.mountPath)) continue;
+    taken.add(m.mountPath);
+    out.push(structuredClone(m));
+  }
+  return out;
+}
+
+/** Own devices first; then each app device whose path is not taken (by a device or a mount). */
+export function mergeDevices(
+  own: readonly VolumeDevice[],
+  mounts: readonly VolumeMount[],
+  shared: readonly VolumeDevice[],
+): VolumeDevice[] {
+  const out = [...own];
+  const taken = new Set([...own.map((d) => d.devicePath), ...mounts.map((m) => m.mountPath)]);
+  for (const d of shared) {
+    if (taken.has(d.devicePath)) continue;
+    taken.add(d.devicePath);
+    out.push(structuredClone(d));
+  }
+  return out;
+}

@@ -1,0 +1,60 @@
+/** Whether one SidecarSet applies to one pod (reference injection §3.2), with the reason if not. */
+import { NAMESPACE_NAME_LABEL } from './annotations.js';
+import type { Pod } from './k8s-types.js';
+import type { Labels } from './selector.js';
+import { isEmptySelector, selectorMatches, selectorMatchesAll } from './selector.js';
+import type { SidecarSet } from './sidecarset-types.js';
+
+/** Namespace name → that Namespace object's labels. A namespace absent here does not exist. */
+export type NamespaceLabels = ReadonlyMap<string, Labels>;
+
+export type MatchResult = { matched: true } | { matched: false; reason: string };
+
+const MATCHED: MatchResult = { matched: true };
+
+/** The namespace a pod is matched in: its own, else the request's, else `default`. */
+export function podNamespace(pod: Pick<Pod, 'metadata'>, requestNamespace?: string): string {
+  return pod.metadata.namespace || requestNamespace || 'default';
+}
+
+export function matchSidecarSet(
+  sidecarSet: SidecarSet,
+  pod: Pick<Pod, 'metadata'>,
+  namespace: string,
+  namespaces: NamespaceLabels,
+): MatchResult {
+  const spec = sidecarSet.spec;
+  if (spec.injectionStrategy?.paused === true) {
+    return { matched: false, reason: 'injectionStrategy.paused is true' };
+  }
+  if (spec.namespace && spec.namespace !== namespace) {
+    return {
+      matched: false,
+      reason: `spec.namespace is ${spec.namespace}, the pod is in ${namespace}`,
+    };
+  }
+  if (spec.namespaceSelector !== undefined) {
+    const nsLabels = namespaces.get(namespace);
+    if (nsLabels === undefined) {
+      return { matched: false, reason: `namespace ${namespace} is not known` };
+    }
+    if (!selectorMatchesAll(spec.namespaceSelector, nsLabels)) {
+      return {
+        matched: false,
+        reason: `namespaceSelector does not match the labels of namespace ${namespace}`,
+      };
+    }
+  }
+  if (spec.selector === undefined || isEmptySelector(spec.selector)) {
+    return { matched: false, reason: 'spec.selector is empty, which matches no pod' };
+  }
+  if (!selectorMatches(spec.selector, pod.metadata.labels ?? {})) {
+    return { matched: false, reason: "spec.selector does not match the pod's labels" };
+  }
+  return MATCHED;
+}
+
+/** A namespace's labels as the API server guarantees them at least (since Kubernetes 1.21). */
+export function minimalNamespaceLabels(name: string): Labels {
+  return { [NAMESPACE_NAME_LABEL]: name };
+}

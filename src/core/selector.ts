@@ -1,0 +1,56 @@
+/** LabelSelector evaluation with OpenKruise's rule that an empty selector matches nothing. */
+import { SidecarSetError } from './errors.js';
+import type { LabelSelector, LabelSelectorRequirement } from './k8s-types.js';
+
+export type Labels = Readonly<Record<string, string>>;
+
+/** True when the selector has neither matchLabels nor matchExpressions entries. */
+export function isEmptySelector(selector: LabelSelector): boolean {
+  return (
+    Object.keys(selector.matchLabels ?? {}).length === 0 &&
+    (selector.matchExpressions ?? []).length === 0
+  );
+}
+
+/**
+ * Standard label-selector semantics (matchLabels AND every expression), except that `{}` matches
+ * nothing, as in OpenKruise's pod matcher. A nil selector also matches nothing. An unknown
+ * operator is an error: OpenKruise rejects the pod rather than guess.
+ */
+export function selectorMatches(selector: LabelSelector | undefined, labels: Labels): boolean {
+  if (selector === undefined || isEmptySelector(selector)) return false;
+  return everyRequirementHolds(selector, labels);
+}
+
+/** The usual Kubernetes semantics, in which an empty selector matches everything. */
+export function selectorMatchesAll(selector: LabelSelector, labels: Labels): boolean {
+  return everyRequirementHolds(selector, labels);
+}
+
+function everyRequirementHolds(selector: LabelSelector, labels: Labels): boolean {
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
+    if (labels[key] !== value) return false;
+  }
+  return (selector.matchExpressions ?? []).every((req) => requirementHolds(req, labels));
+}
+
+function requirementHolds(req: LabelSelectorRequirement, labels: Labels): boolean {
+  const present = Object.hasOwn(labels, req.key);
+  const value = labels[req.key];
+  const values = req.values ?? [];
+  switch (req.operator) {
+    case 'In':
+      return present && value !== undefined && values.includes(value);
+    case 'NotIn':
+      return !present || value === undefined || !values.includes(value);
+    case 'Exists':
+      return present;
+    case 'DoesNotExist':
+      return !present;
+    default:
+      throw new SidecarSetError(
+        'SI_ERR_INVALID_SELECTOR',
+        `label selector operator "${req.operator}" is not supported (key "${req.key}")`,
+      );
+  }
+}
