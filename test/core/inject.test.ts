@@ -766,3 +766,41 @@ describe('input', () => {
     assert.deepEqual({ pod, set }, before);
   });
 });
+
+describe('containers about to be replaced', () => {
+  it('are not a source of shared mounts or transferEnv, so re-injection is stable', () => {
+    const pod = makePod({
+      containers: [
+        {
+          name: 'app',
+          image: 'a',
+          env: [{ name: 'TZ', value: 'UTC' }],
+          volumeMounts: [{ name: 'v', mountPath: '/app' }],
+        },
+        {
+          name: 'x',
+          image: 'stale',
+          env: [{ name: 'TZ', value: 'stale' }],
+          volumeMounts: [{ name: 'w', mountPath: '/stale' }],
+        },
+      ],
+    });
+    const set = makeSidecarSet('s', {
+      containers: [
+        sidecar('x', {
+          shareVolumePolicy: { type: 'enabled' },
+          transferEnv: [
+            { sourceContainerName: 'x', envName: 'TZ' },
+            { sourceContainerName: 'app', envName: 'TZ' },
+          ],
+        }),
+      ],
+    });
+    const c = inject(pod, [set]).spec.containers[1];
+    assert.deepEqual(c?.env, [
+      { name: 'IS_INJECTED', value: 'true' },
+      { name: 'TZ', value: 'UTC' },
+    ]);
+    assert.deepEqual(c?.volumeMounts, [{ name: 'v', mountPath: '/app' }]);
+  });
+});

@@ -50,7 +50,12 @@ export function injectPod(
   for (const { sidecarSet } of sets) {
     applyPatchPodMetadata(annotations, sidecarSet.spec.patchPodMetadata ?? []);
   }
-  const sources = { pod, appEnv: indexAppEnv(pod), appMounts: collectAppMounts(pod) };
+  const sidecarNames = containerNames(sets.map((s) => s.sidecarSet));
+  const sources = {
+    pod,
+    appEnv: indexAppEnv(pod, sidecarNames),
+    appMounts: collectAppMounts(pod, sidecarNames),
+  };
   const built = sets.map(({ sidecarSet, revisionName }) => ({
     sidecarSet,
     revisionName,
@@ -75,6 +80,19 @@ export function injectPod(
     out.metadata.annotations = annotations;
   }
   return { pod: out, injected: records.map((r) => r.name), warnings };
+}
+
+/** Names of the pod containers the SidecarSets inject (both halves of a hot-upgrade pair). */
+function containerNames(sets: readonly SidecarSet[]): Set<string> {
+  const names = new Set<string>();
+  for (const ss of sets) {
+    for (const c of ss.spec.containers ?? []) {
+      if (c.upgradeStrategy?.upgradeType === 'HotUpgrade') {
+        names.add(`${c.name}-1`).add(`${c.name}-2`);
+      } else names.add(c.name);
+    }
+  }
+  return names;
 }
 
 /** A canary SidecarSet replaces its base for the pods both match (reference §4.4). */

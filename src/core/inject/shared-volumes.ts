@@ -1,6 +1,6 @@
 /** shareVolumePolicy / shareVolumeDevicePolicy: mounts the sidecar takes from app containers. */
 import type { Container, EnvVar, Pod, VolumeDevice, VolumeMount } from '../k8s-types.js';
-import { isInjectedContainer } from './env.js';
+import { isAppContainer } from './env.js';
 
 const SUBPATH_VAR = /\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)/g;
 
@@ -11,11 +11,11 @@ export interface AppMounts {
   subPathEnv: EnvVar[];
 }
 
-/** Every mount and device of the pod's app containers (those not injected), in order. */
-export function collectAppMounts(pod: Readonly<Pod>): AppMounts {
+/** Every mount and device of the pod's app containers, in order. */
+export function collectAppMounts(pod: Readonly<Pod>, sidecarNames: ReadonlySet<string>): AppMounts {
   const out: AppMounts = { mounts: [], devices: [], subPathEnv: [] };
   for (const c of pod.spec.containers) {
-    if (isInjectedContainer(c)) continue;
+    if (!isAppContainer(c, sidecarNames)) continue;
     for (const m of c.volumeMounts ?? []) {
       out.mounts.push(m);
       out.subPathEnv.push(...subPathEnv(m, c));
