@@ -49,8 +49,12 @@ async function manifestFiles(path: string): Promise<string[]> {
     throw inputError(path, `cannot be read (${describe(err)})`);
   }
   if (!isDirectory) return [path];
-  const names = (await readdir(path)).filter((n) => MANIFEST_FILE.test(n)).sort();
-  return names.map((n) => join(path, n));
+  const entries = await readdir(path, { withFileTypes: true });
+  return entries
+    .filter((e) => !e.isDirectory() && MANIFEST_FILE.test(e.name))
+    .map((e) => e.name)
+    .sort()
+    .map((n) => join(path, n));
 }
 
 /** Parses text holding one or more YAML or JSON documents. */
