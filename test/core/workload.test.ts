@@ -48,7 +48,11 @@ describe('podViewOf', () => {
           ],
         },
       });
-      assert.deepEqual(object[path[0] as 'spec'], body['spec'], 'the input is not modified');
+      assert.deepEqual(
+        (object as Record<string, unknown>)['spec'],
+        body['spec'],
+        'the input is not modified',
+      );
     });
   }
 
