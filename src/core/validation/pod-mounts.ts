@@ -1,18 +1,9 @@
 /** volumeMounts / volumeDevices rules of Kubernetes container validation. */
 import type { Container, VolumeDevice, VolumeMount } from '../k8s-types.js';
 import type { FieldError } from './field-error.js';
-import {
-  childPath,
-  forbidden,
-  indexPath,
-  invalid,
-  notFound,
-  notSupported,
-  required,
-} from './field-error.js';
+import { childPath, forbidden, indexPath, invalid, notFound, required } from './field-error.js';
 import { isPlainObject } from '../json.js';
 
-const PROPAGATION_MODES = ['Bidirectional', 'HostToContainer', 'None'];
 const BLOCK_SOURCES = new Set(['persistentVolumeClaim', 'ephemeral']);
 
 function hasBacksteps(path: string): boolean {
@@ -77,7 +68,6 @@ function validatePropagation(
   p: string,
 ): FieldError[] {
   if (mode === undefined) return [];
-  if (!PROPAGATION_MODES.includes(mode)) return [notSupported(p, mode, PROPAGATION_MODES)];
   const sc = c.securityContext;
   if (mode === 'Bidirectional' && !(isPlainObject(sc) && sc['privileged'] === true)) {
     return [

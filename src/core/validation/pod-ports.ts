@@ -1,11 +1,10 @@
 /** Container port rules (validateContainerPorts) and the IANA_SVC_NAME check. */
 import type { ContainerPort } from '../k8s-types.js';
 import type { FieldError } from './field-error.js';
-import { childPath, duplicate, indexPath, invalid, notSupported, required } from './field-error.js';
+import { childPath, duplicate, indexPath, invalid, required } from './field-error.js';
 import { maxLenError } from '../selector-validation.js';
 
 export const PORT_RANGE_ERROR = 'must be between 1 and 65535, inclusive';
-const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 
 export function isValidPortName(name: string): string[] {
   const errs: string[] = [];
@@ -44,9 +43,6 @@ export function validateContainerPorts(
     errs.push(...validatePortNumber(port.containerPort, childPath(p, 'containerPort')));
     if (port.hostPort !== undefined && port.hostPort !== 0) {
       errs.push(...validatePortNumber(port.hostPort, childPath(p, 'hostPort')));
-    }
-    if (port.protocol !== undefined && !PROTOCOLS.includes(port.protocol)) {
-      errs.push(notSupported(childPath(p, 'protocol'), port.protocol, PROTOCOLS));
     }
   });
   return errs;

@@ -1,6 +1,6 @@
 /** Probe and lifecycle-handler rules of Kubernetes container validation. */
 import type { FieldError } from './field-error.js';
-import { childPath, forbidden, invalid, notSupported, required } from './field-error.js';
+import { childPath, forbidden, invalid, required } from './field-error.js';
 import { isPlainObject } from '../json.js';
 import { isValidPortName, validatePortNumber } from './pod-ports.js';
 
@@ -89,14 +89,7 @@ function validateHandler(
         errs.push(required(childPath(ap, 'command'), ''));
       }
       break;
-    case 'httpGet': {
-      errs.push(...validatePortNumOrName(action['port'], childPath(ap, 'port')));
-      const scheme = action['scheme'];
-      if (typeof scheme === 'string' && scheme !== 'HTTP' && scheme !== 'HTTPS') {
-        errs.push(notSupported(childPath(ap, 'scheme'), scheme, ['HTTP', 'HTTPS']));
-      }
-      break;
-    }
+    case 'httpGet':
     case 'tcpSocket':
       errs.push(...validatePortNumOrName(action['port'], childPath(ap, 'port')));
       break;

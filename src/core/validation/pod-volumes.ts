@@ -1,29 +1,11 @@
 /** Kubernetes' validateVolumes for the fake pod: names, exactly one source, cheap source checks. */
 import type { Volume } from '../k8s-types.js';
 import type { FieldError } from './field-error.js';
-import {
-  childPath,
-  duplicate,
-  forbidden,
-  indexPath,
-  invalid,
-  notSupported,
-  required,
-} from './field-error.js';
+import { childPath, duplicate, forbidden, indexPath, invalid, required } from './field-error.js';
 import { isPlainObject } from '../json.js';
 import { isDNS1123Label } from '../selector-validation.js';
 
 export const FILE_MODE_ERROR = 'must be a number between 0 and 0777 (octal), both inclusive';
-const HOST_PATH_TYPES = [
-  '',
-  'DirectoryOrCreate',
-  'Directory',
-  'FileOrCreate',
-  'File',
-  'Socket',
-  'CharDevice',
-  'BlockDevice',
-];
 
 export interface VolumesResult {
   errors: FieldError[];
@@ -66,14 +48,10 @@ function validateSource(kind: string, source: unknown, p: string): FieldError[] 
     if (v === undefined || v === '') errs.push(required(childPath(p, field), ''));
   };
   switch (kind) {
-    case 'hostPath': {
+    // Enums (hostPath.type and the like) are checked by the core/v1 schema beforehand.
+    case 'hostPath':
       need('path');
-      const t = src['type'];
-      if (typeof t === 'string' && !HOST_PATH_TYPES.includes(t)) {
-        errs.push(notSupported(childPath(p, 'type'), t, HOST_PATH_TYPES));
-      }
       break;
-    }
     case 'secret':
       need('secretName');
       break;
