@@ -1,0 +1,184 @@
+/** The exact write for one picked pod (reference upgrade §5.1), as data and as a JSON patch. */
+import {
+  SIDECARSET_HASH,
+  SIDECARSET_HASH_WITHOUT_IMAGE,
+  SIDECARSET_INPLACE_UPDATE_STATE,
+} from '../annotations.js';
+import { applyPatchPodMetadata } from '../inject/pod-metadata.js';
+import { isPlainObject } from '../json.js';
+import type { Pod } from '../k8s-types.js';
+import type { JsonPatchOperation } from '../patch.js';
+import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
+import { formatPodSidecarSetHashes, formatTimestamp } from '../pod-hash-annotation.js';
+import type { SidecarSetPatchPodMetadata } from '../sidecarset-types.js';
+import type { SidecarSetContext } from './context.js';
+import type { InPlaceUpdateEntry } from './pod-records.js';
+import { formatInPlaceUpdateStates, readHashes, readInPlaceUpdateStates } from './pod-records.js';
+import type { ImageChange, PodRef, PodUpgrade } from './types.js';
+
+export function imageChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): ImageChange[] {
+  const changes: ImageChange[] = [];
+  for (const [name, image] of ctx.images) {
+    const index = pod.spec.containers.findIndex((c) => c.name === name);
+    const current = pod.spec.containers[index];
+    if (current === undefined || current.image === image) continue;
+    changes.push({ container: name, index, from: current.image ?? '', to: image });
+  }
+  return changes;
+}
+
+/** Throws SidecarSetError when patchPodMetadata cannot be applied. */
+export function buildPodUpgrade(
+  ctx: SidecarSetContext,
+  pod: Readonly<Pod>,
+  ref: PodRef,
+  patchPodMetadata: readonly SidecarSetPatchPodMetadata[],
+  now: Date,
+): PodUpgrade {
+  const timestamp = formatTimestamp(now);
+  const images = imageChanges(ctx, pod);
+  const before = pod.metadata.annotations ?? {};
+  const after: Record<string, string> = { ...before };
+  const hashEntry: SidecarSetUpgradeSpec = {
+    updateTimestamp: timestamp,
+    hash: ctx.hash,
+    sidecarSetName: ctx.name,
+    sidecarList: [...ctx.sidecarList],
+  };
+  if (ctx.latestRevision !== '') hashEntry.controllerRevision = ctx.latestRevision;
+  writeHashes(after, ctx.name, hashEntry, timestamp);
+  after[SIDECARSET_INPLACE_UPDATE_STATE] = inPlaceUpdateState(ctx, pod, images, timestamp);
+  applyPatchPodMetadata(after, patchPodMetadata);
+  const annotations: Record<string, string> = {};
+  for (const [key, value] of Object.entries(after)) {
+    if (before[key] !== value) annotations[key] = value;
+  }
+  return {
+    pod: ref,
+    images,
+    hashEntry,
+    annotations,
+    patch: toPatch(pod, ref, images, annotations),
+  };
+}
+
+/**
+ * UpdatePodSidecarSetHash: replace this SidecarSet's entry. When the annotation is not in the
+ * object form, a legacy `{"name":"hash"}` map is converted, and so is a legacy without-image map
+ * (merged over the legacy hash entries, a quirk kept from OpenKruise). Converted entries are named
+ * by their own key, not by this SidecarSet.
+ */
+function writeHashes(
+  annotations: Record<string, string>,
+  name: string,
+  entry: SidecarSetUpgradeSpec,
+  timestamp: string,
+): void {
+  const read = readHashes(annotations[SIDECARSET_HASH]);
+  let hashes: PodSidecarSetHashes = read.hashes;
+  if (read.form !== 'object') {
+    const legacy = read.form === 'legacy' ? legacyMap(annotations[SIDECARSET_HASH]) : {};
+    hashes = converted(legacy, timestamp);
+    const withoutImage = legacyMap(annotations[SIDECARSET_HASH_WITHOUT_IMAGE]);
+    if (withoutImage !== undefined) {
+      annotations[SIDECARSET_HASH_WITHOUT_IMAGE] = formatPodSidecarSetHashes(
+        converted({ ...legacy, ...withoutImage }, timestamp),
+      );
+    }
+  }
+  annotations[SIDECARSET_HASH] = formatPodSidecarSetHashes({ ...hashes, [name]: entry });
+}
+
+/** The value as Go's map[string]string, or undefined when it does not decode as one. */
+function legacyMap(value: string | undefined): Record<string, string> | undefined {
+  if (value === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (!isPlainObject(parsed)) return undefined;
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(parsed)) {
+      if (typeof v !== 'string') return undefined;
+      out[k] = v;
+    }
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
+function converted(
+  legacy: Readonly<Record<string, string>> | undefined,
+  timestamp: string,
+): PodSidecarSetHashes {
+  const out: PodSidecarSetHashes = {};
+  for (const [k, hash] of Object.entries(legacy ?? {})) {
+    out[k] = { updateTimestamp: timestamp, hash, sidecarSetName: k, sidecarList: null };
+  }
+  return out;
+}
+
+/**
+ * UpdatePodAnnotationsInUpgrade: an existing entry keeps its revision and timestamp (they record
+ * the first in-place update); each changed container's current status imageID is recorded raw.
+ */
+function inPlaceUpdateState(
+  ctx: SidecarSetContext,
+  pod: Readonly<Pod>,
+  images: readonly ImageChange[],
+  timestamp: string,
+): string {
+  const raw = pod.metadata.annotations?.[SIDECARSET_INPLACE_UPDATE_STATE];
+  const states = (raw === undefined || raw === '' ? {} : readInPlaceUpdateStates(raw)) ?? {};
+  const existing = states[ctx.name];
+  const entry: InPlaceUpdateEntry = {
+    revision: existing?.revision ?? ctx.hash,
+    updateTimestamp: existing === undefined ? timestamp : existing.updateTimestamp,
+    lastContainerStatuses: { ...existing?.lastContainerStatuses },
+    extra: existing?.extra ?? {},
+  };
+  const statuses = pod.status?.containerStatuses ?? [];
+  for (const change of images) {
+    let imageID = '';
+    for (const s of statuses) if (s.name === change.container) imageID = s.imageID ?? '';
+    entry.lastContainerStatuses[change.container] = imageID === '' ? {} : { imageID };
+  }
+  return formatInPlaceUpdateStates({ ...states, [ctx.name]: entry });
+}
+
+function pointerSegment(key: string): string {
+  return key.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+function toPatch(
+  pod: Readonly<Pod>,
+  ref: PodRef,
+  images: readonly ImageChange[],
+  annotations: Readonly<Record<string, string>>,
+): JsonPatchOperation[] {
+  const ops: JsonPatchOperation[] = [];
+  if (ref.uid !== undefined) ops.push({ op: 'test', path: '/metadata/uid', value: ref.uid });
+  for (const change of images) {
+    const base = `/spec/containers/${change.index}`;
+    ops.push({ op: 'test', path: `${base}/name`, value: change.container });
+    ops.push({ op: 'add', path: `${base}/image`, value: change.to });
+  }
+  if (pod.metadata.annotations === undefined) {
+    ops.push({ op: 'add', path: '/metadata/annotations', value: { ...annotations } });
+    return ops;
+  }
+  for (const [key, value] of Object.entries(annotations)) {
+    ops.push({ op: 'add', path: `/metadata/annotations/${pointerSegment(key)}`, value });
+  }
+  return ops;
+}
+
+/** The pod as it is after the upgrade's write (for simulations and tests). */
+export function applyPodUpgrade(pod: Readonly<Pod>, upgrade: PodUpgrade): Pod {
+  const next = structuredClone(pod) as Pod;
+  for (const change of upgrade.images) {
+    const container = next.spec.containers[change.index];
+    if (container !== undefined) container.image = change.to;
+  }
+  next.metadata.annotations = { ...next.metadata.annotations, ...upgrade.annotations };
+  return next;
+}

@@ -1,0 +1,106 @@
+/** What the planner needs from a SidecarSet, worked out once per plan. */
+import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from '../annotations.js';
+import type { IntOrString, LabelSelector } from '../k8s-types.js';
+import { compareStrings } from '../json.js';
+import type { Labels } from '../selector.js';
+import { selectorMatchesAll } from '../selector.js';
+import type { SidecarSet, UpdatePriorityStrategy, UpdateScatterTerm } from '../sidecarset-types.js';
+
+export interface HotSlot {
+  name: string;
+  slots: readonly [string, string];
+  emptyImage: string;
+}
+
+export interface SidecarSetContext {
+  name: string;
+  hash: string;
+  hashWithoutImage: string;
+  /** Container names the pod must hold, hot-upgrade slots expanded (GetSidecarContainersInPod). */
+  containerNames: ReadonlySet<string>;
+  /** The same, sorted (IsSidecarSetUpgradable walks them in this order). */
+  sortedContainerNames: readonly string[];
+  /** Cold sidecar container name → the SidecarSet's image. */
+  images: ReadonlyMap<string, string>;
+  hot: readonly HotSlot[];
+  /** sidecarList of the hash entry: containers plus native-sidecar init containers, sorted. */
+  sidecarList: readonly string[];
+  latestRevision: string;
+  notUpdate: boolean;
+  paused: boolean;
+  isSelected: (labels: Labels) => boolean;
+  partition: IntOrString | undefined;
+  maxUnavailable: IntOrString | undefined;
+  priority: UpdatePriorityStrategy | undefined;
+  scatter: readonly UpdateScatterTerm[];
+}
+
+export function sidecarSetContext(sidecarSet: SidecarSet): SidecarSetContext {
+  const spec = sidecarSet.spec;
+  const strategy = spec.updateStrategy ?? {};
+  const annotations = sidecarSet.metadata.annotations ?? {};
+  const containerNames = new Set<string>();
+  const images = new Map<string, string>();
+  const hot: HotSlot[] = [];
+  for (const c of spec.containers ?? []) {
+    if (c.upgradeStrategy?.upgradeType === 'HotUpgrade') {
+      const slots = [`${c.name}-1`, `${c.name}-2`] as const;
+      slots.forEach((s) => containerNames.add(s));
+      hot.push({ name: c.name, slots, emptyImage: c.upgradeStrategy.hotUpgradeEmptyImage ?? '' });
+    } else {
+      containerNames.add(c.name);
+      images.set(c.name, c.image ?? '');
+    }
+  }
+  const sidecarList = new Set((spec.containers ?? []).map((c) => c.name));
+  for (const c of spec.initContainers ?? []) {
+    if (c.restartPolicy === 'Always') sidecarList.add(c.name);
+  }
+  return {
+    name: sidecarSet.metadata.name ?? '',
+    hash: annotations[SIDECARSET_HASH] ?? '',
+    hashWithoutImage: annotations[SIDECARSET_HASH_WITHOUT_IMAGE] ?? '',
+    containerNames,
+    sortedContainerNames: [...containerNames].sort(compareStrings),
+    images,
+    hot,
+    sidecarList: [...sidecarList].sort(compareStrings),
+    latestRevision: sidecarSet.status?.latestRevision ?? '',
+    notUpdate: strategy.type === 'NotUpdate',
+    paused: strategy.paused === true,
+    isSelected: canarySelector(strategy.selector),
+    partition: strategy.partition,
+    maxUnavailable: strategy.maxUnavailable,
+    priority: strategy.priorityStrategy,
+    scatter: strategy.scatterStrategy ?? [],
+  };
+}
+
+/** Reference §3.3: no selector selects every pod; a selector that does not parse selects none. */
+function canarySelector(selector: LabelSelector | undefined): (labels: Labels) => boolean {
+  if (selector === undefined) return () => true;
+  return (labels) => safeMatches(selector, labels);
+}
+
+/** Standard selector semantics; an invalid selector (unknown operator, ...) matches nothing. */
+export function safeMatches(selector: LabelSelector, labels: Labels): boolean {
+  if (!isValidSelector(selector)) return false;
+  return selectorMatchesAll(selector, labels);
+}
+
+/** ValidatedLabelSelectorAsSelector's value rules, which selectorMatchesAll does not check. */
+function isValidSelector(selector: LabelSelector): boolean {
+  return (selector.matchExpressions ?? []).every((req) => {
+    const n = (req.values ?? []).length;
+    switch (req.operator) {
+      case 'In':
+      case 'NotIn':
+        return n > 0;
+      case 'Exists':
+      case 'DoesNotExist':
+        return n === 0;
+      default:
+        return false;
+    }
+  });
+}

@@ -1,0 +1,138 @@
+/**
+ * The candidate order (reference upgrade §4.5 a and b): Kubernetes' ActivePods order, then
+ * priorityStrategy as a stable sort on top of it. Unlike OpenKruise, every tie that is left is
+ * broken by namespace, then name, so the order never depends on the input order (SPEC.md;
+ * docs/adr/0003-stable-upgrade-order.md).
+ */
+import { compareStrings } from '../json.js';
+import type { Pod } from '../k8s-types.js';
+import type { Labels } from '../selector.js';
+import type { UpdatePriorityStrategy } from '../sidecarset-types.js';
+import { safeMatches } from './context.js';
+import { hasReadyCondition, readyCondition } from './pod-state.js';
+
+export interface OrderKey {
+  namespace: string;
+  name: string;
+  unscheduled: boolean;
+  phaseRank: number;
+  ready: boolean;
+  /** Milliseconds; 0 stands for Go's zero time (missing). */
+  readyTime: number;
+  restarts: number;
+  created: number;
+  weight: number;
+  level: number;
+  levelValue: bigint;
+}
+
+const PHASE_RANK: Readonly<Record<string, number>> = { Pending: 0, Unknown: 1, Running: 2 };
+/** 0001-01-01T00:00:00Z, Go's zero time.Time, which is how a missing time marshals. */
+const GO_ZERO_TIME = -62_135_596_800_000;
+
+function timeOf(value: string | null | undefined): number {
+  if (value === undefined || value === null || value === '') return 0;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) || ms <= GO_ZERO_TIME ? 0 : ms;
+}
+
+export function orderKey(
+  pod: Readonly<Pod>,
+  namespace: string,
+  priority: UpdatePriorityStrategy | undefined,
+): OrderKey {
+  const ready = hasReadyCondition(pod);
+  const labels = pod.metadata.labels ?? {};
+  let restarts = 0;
+  for (const s of pod.status?.containerStatuses ?? []) {
+    restarts = Math.max(restarts, s.restartCount ?? 0);
+  }
+  const { level, value } = orderPriority(priority, labels);
+  return {
+    namespace,
+    name: pod.metadata.name ?? '',
+    unscheduled: (pod.spec.nodeName ?? '') === '',
+    phaseRank: PHASE_RANK[pod.status?.phase ?? ''] ?? 0,
+    ready,
+    readyTime: ready ? timeOf(readyCondition(pod)?.lastTransitionTime) : 0,
+    restarts,
+    created: timeOf(pod.metadata.creationTimestamp),
+    weight: weightPriority(priority, labels),
+    level,
+    levelValue: value,
+  };
+}
+
+/** afterOrZero: a zero time first, otherwise the later time first. */
+function afterOrZero(a: number, b: number): number {
+  if (a === 0 || b === 0) return a === 0 ? -1 : 1;
+  return b - a;
+}
+
+/** ActivePods.Less, as a three-way comparison. */
+export function compareActivePods(a: OrderKey, b: OrderKey): number {
+  if (a.unscheduled !== b.unscheduled) return a.unscheduled ? -1 : 1;
+  if (a.phaseRank !== b.phaseRank) return a.phaseRank - b.phaseRank;
+  if (a.ready !== b.ready) return a.ready ? 1 : -1;
+  if (a.ready && a.readyTime !== b.readyTime) return afterOrZero(a.readyTime, b.readyTime);
+  if (a.restarts !== b.restarts) return b.restarts - a.restarts;
+  if (a.created !== b.created) return afterOrZero(a.created, b.created);
+  return 0;
+}
+
+export function compareByName(a: OrderKey, b: OrderKey): number {
+  return compareStrings(a.namespace, b.namespace) || compareStrings(a.name, b.name);
+}
+
+/**
+ * priorityStrategy first (a stable sort over the default order is the same as comparing priority
+ * first), then the default order, then namespace/name.
+ */
+export function candidateComparator(
+  priority: UpdatePriorityStrategy | undefined,
+): (a: OrderKey, b: OrderKey) => number {
+  const byWeight = (priority?.weightPriority ?? []).length > 0;
+  const byOrder = !byWeight && (priority?.orderPriority ?? []).length > 0;
+  return (a, b) => {
+    if (byWeight && a.weight !== b.weight) return b.weight - a.weight;
+    if (byOrder) {
+      if (a.level !== b.level) return a.level - b.level;
+      if (a.levelValue !== b.levelValue) return a.levelValue > b.levelValue ? -1 : 1;
+    }
+    return compareActivePods(a, b) || compareByName(a, b);
+  };
+}
+
+function weightPriority(priority: UpdatePriorityStrategy | undefined, labels: Labels): number {
+  let weight = 0;
+  for (const term of priority?.weightPriority ?? []) {
+    if (safeMatches(term.matchSelector, labels)) weight += term.weight;
+  }
+  return weight;
+}
+
+/** The first orderedKey the pod carries (−1 when none: such pods go first) and its number. */
+function orderPriority(
+  priority: UpdatePriorityStrategy | undefined,
+  labels: Labels,
+): { level: number; value: bigint } {
+  const terms = priority?.orderPriority ?? [];
+  for (let i = 0; i < terms.length; i++) {
+    const key = terms[i]?.orderedKey ?? '';
+    const value = labels[key];
+    if (value !== undefined && Object.hasOwn(labels, key)) {
+      return { level: i, value: trailingNumber(value) };
+    }
+  }
+  return { level: -1, value: 0n };
+}
+
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** The integer of the value's trailing digits: "sts-10" → 10, "abc" → 0, overflow → 0. */
+export function trailingNumber(value: string): bigint {
+  const digits = /\d+$/.exec(value)?.[0];
+  if (digits === undefined) return 0n;
+  const n = BigInt(digits);
+  return n > INT64_MAX ? 0n : n;
+}

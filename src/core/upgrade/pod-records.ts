@@ -1,0 +1,152 @@
+/**
+ * Reading and rewriting the per-SidecarSet records a pod carries: the hash maps (reference
+ * upgrade §1.3) and kruise.io/sidecarset-inplace-update-state (§5.1). Reads never throw: a value
+ * that does not parse reads as "no record", as OpenKruise's readers do.
+ */
+import { compareStrings, goJsonString, isPlainObject, sortedJson } from '../json.js';
+import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
+import { parsePodSidecarSetHashes } from '../pod-hash-annotation.js';
+
+export type HashForm = 'object' | 'legacy' | 'invalid' | 'absent';
+
+export interface ReadHashes {
+  form: HashForm;
+  hashes: PodSidecarSetHashes;
+}
+
+type HashJson =
+  { form: 'absent' | 'invalid' } | { form: 'object' | 'legacy'; map: Record<string, unknown> };
+
+/**
+ * Go first decodes the object form, then falls back to `{"name":"hash"}`; a map that mixes both
+ * shapes fails both decodings and reads as empty.
+ */
+function parseHashJson(value: string | undefined): HashJson {
+  if (value === undefined || value === '') return { form: 'absent' };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return { form: 'invalid' };
+  }
+  if (!isPlainObject(parsed)) return { form: 'invalid' };
+  let objects = 0;
+  let strings = 0;
+  for (const v of Object.values(parsed)) {
+    if (isPlainObject(v)) objects++;
+    else if (typeof v === 'string') strings++;
+    else return { form: 'invalid' };
+  }
+  if (objects > 0 && strings > 0) return { form: 'invalid' };
+  return { form: strings > 0 ? 'legacy' : 'object', map: parsed };
+}
+
+export function readHashes(value: string | undefined): ReadHashes {
+  const json = parseHashJson(value);
+  if (json.form === 'absent' || json.form === 'invalid') return { form: json.form, hashes: {} };
+  return { form: json.form, hashes: parsePodSidecarSetHashes(value, '') };
+}
+
+/** The hash a pod records for one SidecarSet, or "" (GetPodSidecarSetUpgradeSpecInAnnotations). */
+export function recordedHash(value: string | undefined, sidecarSetName: string): string {
+  const json = parseHashJson(value);
+  if (!('map' in json)) return '';
+  const entry = json.map[sidecarSetName];
+  if (typeof entry === 'string') return entry;
+  if (!isPlainObject(entry)) return '';
+  const hash = entry['hash'];
+  return typeof hash === 'string' ? hash : '';
+}
+
+export interface InPlaceUpdateEntry {
+  revision: string;
+  updateTimestamp: string | null;
+  /** Container name → the status imageID recorded just before its image was written. */
+  lastContainerStatuses: Record<string, { imageID?: string }>;
+  /** Fields OpenKruise's InPlaceUpdateState has beyond these three, kept as they were. */
+  extra: Record<string, unknown>;
+}
+
+export type InPlaceUpdateStates = Record<string, InPlaceUpdateEntry>;
+
+/** undefined when the annotation is present but does not parse. */
+export function readInPlaceUpdateStates(value: string): InPlaceUpdateStates | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  if (parsed === null) return {};
+  if (!isPlainObject(parsed)) return undefined;
+  const states: InPlaceUpdateStates = {};
+  for (const [name, raw] of Object.entries(parsed)) {
+    if (raw === null) continue;
+    if (!isPlainObject(raw)) return undefined;
+    const entry = readEntry(raw);
+    if (entry === undefined) return undefined;
+    states[name] = entry;
+  }
+  return states;
+}
+
+function readEntry(raw: Record<string, unknown>): InPlaceUpdateEntry | undefined {
+  const { revision, updateTimestamp, lastContainerStatuses, ...extra } = raw;
+  if (revision !== undefined && revision !== null && typeof revision !== 'string') return undefined;
+  const statuses: Record<string, { imageID?: string }> = {};
+  if (lastContainerStatuses !== undefined && lastContainerStatuses !== null) {
+    if (!isPlainObject(lastContainerStatuses)) return undefined;
+    for (const [name, status] of Object.entries(lastContainerStatuses)) {
+      if (status === null) {
+        statuses[name] = {};
+        continue;
+      }
+      if (!isPlainObject(status)) return undefined;
+      const imageID = status['imageID'];
+      if (imageID !== undefined && imageID !== null && typeof imageID !== 'string') {
+        return undefined;
+      }
+      statuses[name] = typeof imageID === 'string' && imageID !== '' ? { imageID } : {};
+    }
+  }
+  return {
+    revision: typeof revision === 'string' ? revision : '',
+    updateTimestamp: typeof updateTimestamp === 'string' ? updateTimestamp : null,
+    lastContainerStatuses: statuses,
+    extra,
+  };
+}
+
+/** Go's encoding of map[string]*InPlaceUpdateState: names sorted, struct fields in order. */
+export function formatInPlaceUpdateStates(states: InPlaceUpdateStates): string {
+  const names = Object.keys(states).sort(compareStrings);
+  const parts: string[] = [];
+  for (const name of names) {
+    const entry = states[name];
+    /* c8 ignore next -- keys come from the object itself */
+    if (entry === undefined) continue;
+    parts.push(`${goJsonString(name)}:${formatEntry(entry)}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+function formatEntry(entry: InPlaceUpdateEntry): string {
+  const statuses = Object.keys(entry.lastContainerStatuses)
+    .sort(compareStrings)
+    .map((name) => {
+      const imageID = entry.lastContainerStatuses[name]?.imageID;
+      const body = imageID === undefined ? '{}' : `{"imageID":${goJsonString(imageID)}}`;
+      return `${goJsonString(name)}:${body}`;
+    });
+  const fields = [
+    `"revision":${goJsonString(entry.revision)}`,
+    `"updateTimestamp":${entry.updateTimestamp === null ? 'null' : goJsonString(entry.updateTimestamp)}`,
+    `"lastContainerStatuses":{${statuses.join(',')}}`,
+  ];
+  for (const key of Object.keys(entry.extra)) {
+    fields.push(`${goJsonString(key)}:${sortedJson(entry.extra[key])}`);
+  }
+  return `{${fields.join(',')}}`;
+}
+
+export type { SidecarSetUpgradeSpec };

@@ -1,0 +1,184 @@
+/**
+ * Pods and SidecarSets for upgrade-planner tests, shaped like OpenKruise's strategy-test fixtures
+ * (reference upgrade §9.3): the SidecarSet is at hash "bbb"; an old pod records "aaa" and runs
+ * v1; an "upgraded" pod records "bbb" and has v2 in its spec while its status still reports v1;
+ * a "done" pod also reports v2 under a new imageID.
+ */
+import type { Pod, PodCondition } from '../../src/core/k8s-types.js';
+import type { SidecarSet, SidecarSetUpdateStrategy } from '../../src/core/sidecarset-types.js';
+
+export const SET = 'test-sidecarset';
+export const SIDECAR = 'test-sidecar';
+export const NEW_HASH = 'bbb';
+export const OLD_HASH = 'aaa';
+export const WITHOUT_IMAGE = 'without-bbb';
+const V1_ID = 'docker-pullable://test-sidecar@sha256:1111';
+const V2_ID = 'docker-pullable://test-sidecar@sha256:2222';
+const BASE_TIME = Date.parse('2026-01-01T00:00:00Z');
+
+export function upgradeSidecarSet(
+  strategy: SidecarSetUpdateStrategy = {},
+  extra: {
+    withoutImage?: string;
+    latestRevision?: string;
+    spec?: Partial<SidecarSet['spec']>;
+  } = {},
+): SidecarSet {
+  const ss: SidecarSet = {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: {
+      name: SET,
+      generation: 2,
+      annotations: {
+        'kruise.io/sidecarset-hash': NEW_HASH,
+        'kruise.io/sidecarset-hash-without-image': extra.withoutImage ?? WITHOUT_IMAGE,
+      },
+    },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      containers: [{ name: SIDECAR, image: 'test-sidecar:v2' }],
+      updateStrategy: { type: 'RollingUpdate', ...strategy },
+      ...extra.spec,
+    },
+  };
+  if (extra.latestRevision !== undefined) ss.status = { latestRevision: extra.latestRevision };
+  return ss;
+}
+
+export interface UpgradePodOptions {
+  namespace?: string;
+  labels?: Record<string, string>;
+  /** Records the new hash and runs v2 in its spec. */
+  upgraded?: boolean;
+  /** Upgraded and applied by the kubelet (status reports v2). Implies upgraded. */
+  done?: boolean;
+  /** Running with Ready=True (default true). */
+  ready?: boolean;
+  phase?: string;
+  /** The without-image hash the pod records (default: the SidecarSet's). */
+  withoutImage?: string;
+  nodeName?: string;
+  restarts?: number;
+  /** Seconds after the base time; default the index. */
+  createdAt?: number;
+  readySince?: number;
+  uid?: string;
+}
+
+function hashAnnotation(hash: string): string {
+  return JSON.stringify({
+    [SET]: {
+      updateTimestamp: '2026-01-01T00:00:00Z',
+      hash,
+      sidecarSetName: SET,
+      sidecarList: [SIDECAR],
+    },
+  });
+}
+
+function iso(seconds: number): string {
+  return new Date(BASE_TIME + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** `pod-<i>`; pods with a higher index are newer. */
+export function upgradePod(i: number, options: UpgradePodOptions = {}): Pod {
+  const upgraded = options.upgraded === true || options.done === true;
+  const ready = options.ready ?? true;
+  const annotations: Record<string, string> = {
+    'kruise.io/sidecarset-injected-list': SET,
+    'kruise.io/sidecarset-hash': hashAnnotation(upgraded ? NEW_HASH : OLD_HASH),
+    'kruise.io/sidecarset-hash-without-image': hashAnnotation(
+      options.withoutImage ?? WITHOUT_IMAGE,
+    ),
+  };
+  if (upgraded) {
+    annotations['kruise.io/sidecarset-inplace-update-state'] = JSON.stringify({
+      [SET]: {
+        revision: NEW_HASH,
+        updateTimestamp: '2026-01-01T00:00:00Z',
+        lastContainerStatuses: { [SIDECAR]: { imageID: V1_ID } },
+      },
+    });
+  }
+  const conditions: PodCondition[] = [
+    {
+      type: 'Ready',
+      status: ready ? 'True' : 'False',
+      lastTransitionTime: iso(options.readySince ?? options.createdAt ?? i),
+    },
+  ];
+  const pod: Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `pod-${i}`,
+      namespace: options.namespace ?? 'default',
+      labels: options.labels ?? { app: 'web' },
+      annotations,
+      creationTimestamp: iso(options.createdAt ?? i),
+    },
+    spec: {
+      nodeName: options.nodeName ?? 'node-1',
+      containers: [
+        { name: SIDECAR, image: upgraded ? 'test-sidecar:v2' : 'test-sidecar:v1' },
+        { name: 'app', image: 'nginx:1.25' },
+      ],
+    },
+    status: {
+      phase: options.phase ?? 'Running',
+      conditions,
+      containerStatuses: [
+        {
+          name: SIDECAR,
+          image: options.done === true ? 'test-sidecar:v2' : 'test-sidecar:v1',
+          imageID: options.done === true ? V2_ID : V1_ID,
+          ready,
+          restartCount: options.restarts ?? 0,
+        },
+        {
+          name: 'app',
+          image: 'nginx:1.25',
+          imageID: 'docker-pullable://nginx@sha256:3333',
+          ready,
+          restartCount: 0,
+        },
+      ],
+    },
+  };
+  if (options.uid !== undefined) pod.metadata.uid = options.uid;
+  return pod;
+}
+
+/**
+ * `total` pods of which the first `upgraded` are upgraded and the first `done` of those are done
+ * (TestGetNextUpgradePods' "count / updated / updated-and-done").
+ */
+export function podFleet(
+  total: number,
+  upgraded = 0,
+  done = 0,
+  options: UpgradePodOptions = {},
+): Pod[] {
+  return Array.from({ length: total }, (_, i) =>
+    upgradePod(i, { ...options, upgraded: i < upgraded, done: i < done }),
+  );
+}
+
+/** A deterministic shuffle (so tests show that input order does not matter). */
+export function shuffled<T>(items: readonly T[], seed = 7): T[] {
+  const out = [...items];
+  let s = seed;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (s * 1_103_515_245 + 12_345) % 2_147_483_648;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
+
+export function names(
+  refs: readonly { pod: { name: string } }[] | readonly { name: string }[],
+): string[] {
+  return refs.map((r) => ('pod' in r ? r.pod.name : r.name));
+}
