@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { scaleMaxUnavailable, scalePartition } from '../../src/core/intstr.js';
+import type { IntOrString } from '../../src/core/k8s-types.js';
+
+describe('scalePartition (CalculatePartitionReplicas)', () => {
+  const cases: [IntOrString | undefined, number, number][] = [
+    [undefined, 10, 0],
+    [0, 10, 0],
+    [3, 10, 3],
+    [30, 10, 10],
+    [-2, 10, 0],
+    [980, 1000, 980],
+    ['18%', 1000, 180],
+    ['10%', 1000, 100],
+    ['50%', 7, 4],
+    ['99%', 5, 4],
+    ['1%', 5, 1],
+    ['100%', 5, 5],
+    ['50%', 1, 1],
+    ['100%', 1, 1],
+    ['0%', 5, 0],
+    ['12.5%', 8, 1],
+    ['150%', 4, 4],
+    ['-50%', 4, 0],
+    ['50', 4, 0],
+    ['abc%', 4, 0],
+    ['0x10%', 4, 0],
+    ['%', 4, 0],
+    ['50%', 0, 0],
+  ];
+  for (const [partition, matched, expected] of cases) {
+    it(`${JSON.stringify(partition)} of ${matched} keeps ${expected}`, () => {
+      assert.equal(scalePartition(partition, matched), expected);
+    });
+  }
+});
+
+describe('scaleMaxUnavailable (GetValueFromIntOrPercent, round up)', () => {
+  const cases: [IntOrString | undefined, number, number][] = [
+    [undefined, 100, 1],
+    [0, 100, 0],
+    [10, 100, 10],
+    [-3, 100, -3],
+    ['10%', 1000, 100],
+    ['10%', 15, 2],
+    ['10%', 20, 2],
+    ['5%', 5, 1],
+    ['5%', 1000, 50],
+    ['50%', 4, 2],
+    ['3', 100, 3],
+    ['1%%', 100, 1],
+    ['12.5%', 100, 0],
+    ['x%', 100, 0],
+    ['99999999999999999999%', 100, 0],
+  ];
+  for (const [value, matched, expected] of cases) {
+    it(`${JSON.stringify(value)} of ${matched} is ${expected}`, () => {
+      assert.equal(scaleMaxUnavailable(value, matched), expected);
+    });
+  }
+});
