@@ -58,7 +58,7 @@ export function buildPodUpgrade(
     images,
     hashEntry,
     annotations,
-    patch: toPatch(pod, ref, images, annotations),
+    patch: toPatch(ref, images, annotations),
   };
 }
 
@@ -150,7 +150,6 @@ function pointerSegment(key: string): string {
 }
 
 function toPatch(
-  pod: Readonly<Pod>,
   ref: PodRef,
   images: readonly ImageChange[],
   annotations: Readonly<Record<string, string>>,
@@ -162,10 +161,7 @@ function toPatch(
     ops.push({ op: 'test', path: `${base}/name`, value: change.container });
     ops.push({ op: 'add', path: `${base}/image`, value: change.to });
   }
-  if (pod.metadata.annotations === undefined) {
-    ops.push({ op: 'add', path: '/metadata/annotations', value: { ...annotations } });
-    return ops;
-  }
+  // A matched pod always has annotations (the injected list), so each key can be added alone.
   for (const [key, value] of Object.entries(annotations)) {
     ops.push({ op: 'add', path: `/metadata/annotations/${pointerSegment(key)}`, value });
   }
