@@ -5,7 +5,11 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 
 import type { IntOrString, Pod } from '../../../src/core/k8s-types.js';
-import type { SidecarSetUpdateStrategy } from '../../../src/core/sidecarset-types.js';
+import type {
+  SidecarSetUpdateStrategy,
+  UpdatePriorityStrategy,
+  UpdateScatterTerm,
+} from '../../../src/core/sidecarset-types.js';
 import { scaleMaxUnavailable } from '../../../src/core/intstr.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
@@ -37,24 +41,26 @@ const strategyArb: fc.Arbitrary<SidecarSetUpdateStrategy> = fc.record(
   {
     partition: intOrPercent(40),
     maxUnavailable: intOrPercent(10),
-    selector: fc.constant({ matchLabels: { canary: 'true' } }),
+    selector: fc.constant<NonNullable<SidecarSetUpdateStrategy['selector']>>({
+      matchLabels: { canary: 'true' },
+    }),
     priorityStrategy: fc.oneof(
-      fc.constant({
+      fc.constant<UpdatePriorityStrategy>({
         weightPriority: [{ weight: 50, matchSelector: { matchLabels: { app: 'a' } } }],
       }),
-      fc.constant({ orderPriority: [{ orderedKey: 'zone' }] }),
+      fc.constant<UpdatePriorityStrategy>({ orderPriority: [{ orderedKey: 'zone' }] }),
     ),
     scatterStrategy: fc.oneof(
-      fc.constant([{ key: 'app', value: '*' }]),
-      fc.constant([{ key: 'app', value: 'b' }, { key: 'zone' }]),
+      fc.constant<UpdateScatterTerm[]>([{ key: 'app', value: '*' }]),
+      fc.constant<UpdateScatterTerm[]>([{ key: 'app', value: 'b' }, { key: 'zone' }]),
     ),
   },
   { requiredKeys: [] },
 );
 
-function buildPods(
-  specs: fc.RecordValue<typeof podArb extends fc.Arbitrary<infer T> ? T : never>[],
-): Pod[] {
+type PodSpec = typeof podArb extends fc.Arbitrary<infer T> ? T : never;
+
+function buildPods(specs: PodSpec[]): Pod[] {
   return specs.map((s, i) => {
     const labels: Record<string, string> = { app: s.app };
     if (s.zone !== undefined) labels['zone'] = s.zone;
