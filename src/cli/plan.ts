@@ -1,0 +1,213 @@
+/** `sidecarset plan`: what the upgrade controller would do next, and optionally the whole rollout. */
+import { minimalNamespaceLabels, matchSidecarSet, podNamespace } from '../core/match.js';
+import type { Pod } from '../core/k8s-types.js';
+import { withHashes } from '../core/sidecarset-admission.js';
+import type { SidecarSet } from '../core/sidecarset-types.js';
+import { planUpgrade, podKey } from '../core/upgrade/plan.js';
+import type { Simulation } from '../core/upgrade/simulate.js';
+import { simulateRollout } from '../core/upgrade/simulate.js';
+import type { PodRef, UpgradePlan, UpgradeStatus } from '../core/upgrade/types.js';
+import type { LoadedDocument } from '../io/documents.js';
+import { inputError, readManifests } from '../io/documents.js';
+import type { Io } from './io.js';
+
+export interface PlanCommandOptions {
+  sidecarsets: string;
+  pods: string;
+  output: 'json' | 'table';
+  simulate: boolean;
+}
+
+interface Result {
+  plan: UpgradePlan;
+  simulation?: Simulation;
+}
+
+export async function runPlan(options: PlanCommandOptions, io: Io, now: Date): Promise<number> {
+  const sidecarSets = (await readManifests(options.sidecarsets)).map((doc) =>
+    withHashes(ofKind(doc, 'SidecarSet') as unknown as SidecarSet),
+  );
+  if (sidecarSets.length === 0) {
+    io.stderr.write(`${options.sidecarsets}: no SidecarSet found\n`);
+    return 1;
+  }
+  const pods = (await readManifests(options.pods, io.stdin)).map(
+    (doc) => ofKind(doc, 'Pod') as unknown as Pod,
+  );
+  const results = sidecarSets.map((ss): Result => {
+    const matched = pods.filter((pod) => matches(ss, pod));
+    const plan = planUpgrade(ss, matched, { now });
+    return options.simulate
+      ? { plan, simulation: simulateRollout(ss, matched, { now }) }
+      : { plan };
+  });
+  io.stdout.write(options.output === 'json' ? renderJson(results) : renderTable(results));
+  return 0;
+}
+
+function ofKind(doc: LoadedDocument, kind: 'Pod' | 'SidecarSet'): Record<string, unknown> {
+  const actual = doc.object['kind'];
+  if (actual !== kind) {
+    const found = typeof actual === 'string' ? `kind ${actual}` : 'no kind';
+    throw inputError(doc.source, `expected a ${kind}, found ${found}`);
+  }
+  const metadata = doc.object['metadata'];
+  if (typeof metadata !== 'object' || metadata === null) {
+    throw inputError(doc.source, `the ${kind} has no metadata`);
+  }
+  if (kind === 'Pod') {
+    const spec = doc.object['spec'];
+    if (
+      typeof spec !== 'object' ||
+      spec === null ||
+      !Array.isArray((spec as Pod['spec']).containers)
+    ) {
+      throw inputError(doc.source, 'the Pod has no spec.containers');
+    }
+  }
+  return doc.object;
+}
+
+/**
+ * Selector and namespace, with every namespace existing and carrying only its name label. An
+ * injection pause does not stop upgrades of pods already injected, so it is ignored here.
+ */
+function matches(ss: SidecarSet, pod: Pod): boolean {
+  const namespace = podNamespace(pod);
+  const { injectionStrategy, ...spec } = ss.spec;
+  const forMatching =
+    injectionStrategy?.paused === true
+      ? { ...ss, spec: { ...spec, injectionStrategy: { ...injectionStrategy, paused: false } } }
+      : ss;
+  return matchSidecarSet(
+    forMatching,
+    pod,
+    namespace,
+    new Map([[namespace, minimalNamespaceLabels(namespace)]]),
+  ).matched;
+}
+
+function jsonOf(result: Result): Record<string, unknown> {
+  const { plan, simulation } = result;
+  const out: Record<string, unknown> = {
+    sidecarSet: plan.sidecarSet,
+    status: plan.status,
+    upgrade: plan.upgrade.map((u) => podKey(u.pod)),
+    notUpgradable: plan.notUpgradable.map((n) => podKey(n.pod)),
+    held: plan.held.map((h) => ({ pod: podKey(h.pod), reason: h.reason })),
+  };
+  if (simulation !== undefined) {
+    out['simulation'] = {
+      maxUnavailable: simulation.maxUnavailable,
+      partition: simulation.partition,
+      waves: simulation.waves.map((w) => ({
+        pods: w.pods.map(podKey),
+        unavailable: w.unavailable,
+      })),
+      end: simulation.end,
+      message: simulation.message,
+      final: simulation.final,
+    };
+  }
+  return out;
+}
+
+function renderJson(results: readonly Result[]): string {
+  const values = results.map(jsonOf);
+  return `${JSON.stringify(values.length === 1 ? values[0] : values, null, 2)}\n`;
+}
+
+function statusLine(s: UpgradeStatus): string {
+  return `matched ${s.matchedPods}, updated ${s.updatedPods}, ready ${s.readyPods}, updatedReady ${s.updatedReadyPods}`;
+}
+
+/** A few names, then how many more. */
+function some(refs: readonly PodRef[], max = 4): string {
+  const shown = refs.slice(0, max).map(podKey).join(', ');
+  return refs.length > max ? `${shown}, … (+${refs.length - max} more)` : shown;
+}
+
+function table(rows: readonly (readonly string[])[]): string[] {
+  const widths = rows.reduce<number[]>(
+    (w, row) => row.map((cell, i) => Math.max(w[i] ?? 0, cell.length)),
+    [],
+  );
+  return rows.map((row) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+function planLines(plan: UpgradePlan, perPod: boolean): string[] {
+  const b = plan.budget;
+  const lines = [
+    `SidecarSet ${plan.sidecarSet}`,
+    `  status:  ${statusLine(plan.status)}`,
+    `  budget:  partition ${b.partition}, maxUnavailable ${b.maxUnavailable}, unavailable now ${b.unavailable}` +
+      `, candidates ${b.candidates}, eligible ${b.eligible}`,
+  ];
+  if (plan.stopped !== undefined) lines.push(`  stopped: ${plan.stopped}`);
+  const rows: string[][] = [['  #', 'POD', 'ACTION', 'DETAIL']];
+  if (!perPod && plan.upgrade.length > 0) {
+    rows.push([
+      '  -',
+      `${plan.upgrade.length} pods`,
+      'upgrade',
+      `this round: ${some(plan.upgrade.map((u) => u.pod))}`,
+    ]);
+  }
+  (perPod ? plan.upgrade : []).forEach((u, i) => {
+    const images = u.images.map((c) => `${c.container}: ${c.from} → ${c.to}`).join('; ');
+    rows.push([
+      `  ${i + 1}`,
+      podKey(u.pod),
+      'upgrade',
+      images === '' ? 'annotations only' : images,
+    ]);
+  });
+  const groups = new Map<string, PodRef[]>();
+  for (const n of plan.notUpgradable) push(groups, 'not upgradable: UpdateImmutableField', n.pod);
+  for (const h of plan.held) push(groups, `held: ${h.reason}`, h.pod);
+  for (const [label, refs] of groups) {
+    rows.push([
+      '  -',
+      `${refs.length} pods`,
+      label.split(':')[0] ?? '',
+      `${label.split(': ')[1] ?? ''}: ${some(refs)}`,
+    ]);
+  }
+  if (rows.length > 1) lines.push(...table(rows));
+  return lines;
+}
+
+function push(groups: Map<string, PodRef[]>, label: string, ref: PodRef): void {
+  const list = groups.get(label) ?? [];
+  list.push(ref);
+  groups.set(label, list);
+}
+
+function simulationLines(sim: Simulation): string[] {
+  const lines = [
+    `  rollout: ${sim.initial.matchedPods} matched, maxUnavailable ${sim.maxUnavailable}, partition ${sim.partition}`,
+  ];
+  const rows: string[][] = [['  WAVE', 'PODS', 'UNAVAILABLE', 'WHICH']];
+  for (const w of sim.waves) {
+    rows.push([`  ${w.index}`, String(w.pods.length), String(w.unavailable), some(w.pods, 3)]);
+  }
+  if (sim.waves.length > 0) lines.push(...table(rows));
+  lines.push(`  stops:   ${sim.end}: ${sim.message}`);
+  lines.push(`  final:   ${statusLine(sim.final)}`);
+  return lines;
+}
+
+function renderTable(results: readonly Result[]): string {
+  const blocks = results.map(({ plan, simulation }) =>
+    [
+      ...planLines(plan, simulation === undefined),
+      ...(simulation === undefined ? [] : simulationLines(simulation)),
+    ].join('\n'),
+  );
+  return `${blocks.join('\n\n')}\n`;
+}
