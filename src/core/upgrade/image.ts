@@ -24,6 +24,8 @@ export function parseImage(image: string): ParsedImage | undefined {
 }
 
 export function isDigestImage(image: string): boolean {
+  // Most images are tags: skip the regular expression for them.
+  if (!image.includes('@')) return false;
   return (parseImage(image)?.digest ?? '') !== '';
 }
 

@@ -17,23 +17,27 @@ export interface OrderKey {
   unscheduled: boolean;
   phaseRank: number;
   ready: boolean;
-  /** Milliseconds; 0 stands for Go's zero time (missing). */
-  readyTime: number;
+  /** Canonical RFC 3339 (UTC, seconds), which sorts as time does; "" for a missing time. */
+  readyTime: string;
   restarts: number;
-  created: number;
+  created: string;
   weight: number;
   level: number;
   levelValue: bigint;
 }
 
 const PHASE_RANK: Readonly<Record<string, number>> = { Pending: 0, Unknown: 1, Running: 2 };
-/** 0001-01-01T00:00:00Z, Go's zero time.Time, which is how a missing time marshals. */
-const GO_ZERO_TIME = -62_135_596_800_000;
+/** Go's zero time.Time, which is how a missing time marshals. */
+const GO_ZERO_TIME = '0001-01-01T00:00:00Z';
 
-function timeOf(value: string | null | undefined): number {
-  if (value === undefined || value === null || value === '') return 0;
+/** metav1.Time has second precision, so the canonical string orders exactly as the time. */
+function timeOf(value: string | null | undefined): string {
+  if (value === undefined || value === null || value === '' || value === GO_ZERO_TIME) return '';
+  // The form the API server writes: no parsing needed (this is the hot path for large fleets).
+  if (value.length === 20 && value[10] === 'T' && value[19] === 'Z') return value;
   const ms = Date.parse(value);
-  return Number.isNaN(ms) || ms <= GO_ZERO_TIME ? 0 : ms;
+  if (Number.isNaN(ms) || ms <= Date.parse(GO_ZERO_TIME)) return '';
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 export function orderKey(
@@ -54,7 +58,7 @@ export function orderKey(
     unscheduled: (pod.spec.nodeName ?? '') === '',
     phaseRank: PHASE_RANK[pod.status?.phase ?? ''] ?? 0,
     ready,
-    readyTime: ready ? timeOf(readyCondition(pod)?.lastTransitionTime) : 0,
+    readyTime: ready ? timeOf(readyCondition(pod)?.lastTransitionTime) : '',
     restarts,
     created: timeOf(pod.metadata.creationTimestamp),
     weight: weightPriority(priority, labels),
@@ -64,9 +68,9 @@ export function orderKey(
 }
 
 /** afterOrZero: a zero time first, otherwise the later time first. */
-function afterOrZero(a: number, b: number): number {
-  if (a === 0 || b === 0) return a === 0 ? -1 : 1;
-  return b - a;
+function afterOrZero(a: string, b: string): number {
+  if (a === '' || b === '') return a === '' ? -1 : 1;
+  return compareStrings(b, a);
 }
 
 /** ActivePods.Less, as a three-way comparison. */

@@ -25,7 +25,7 @@ import {
   isUpdated,
   upgradability,
 } from './pod-state.js';
-import { expandScatterTerms, scatterSort, TermCounter } from './scatter.js';
+import { scatterOrder } from './scatter.js';
 import { computeStatus } from './status.js';
 import type {
   BudgetSummary,
@@ -259,8 +259,7 @@ function orderCandidates(
   const compare = candidateComparator(ctx.priority);
   candidates.sort((a, b) => compare(a.key, b.key));
   if (ctx.scatter.length === 0) return candidates;
-  const terms = expandScatterTerms(ctx.scatter, matched);
-  return scatterSort(candidates, terms, new TermCounter(matched));
+  return scatterOrder(candidates, matched, ctx.scatter).map((i) => candidates[i] as Candidate);
 }
 
 function tryUpgrade(

@@ -32,7 +32,8 @@ function parseHashJson(value: string | undefined): HashJson {
   if (!isPlainObject(parsed)) return { form: 'invalid' };
   let objects = 0;
   let strings = 0;
-  for (const v of Object.values(parsed)) {
+  for (const k in parsed) {
+    const v = parsed[k];
     if (isPlainObject(v)) objects++;
     else if (typeof v === 'string') strings++;
     else return { form: 'invalid' };
@@ -45,6 +46,21 @@ export function readHashes(value: string | undefined): ReadHashes {
   const json = parseHashJson(value);
   if (json.form === 'absent' || json.form === 'invalid') return { form: json.form, hashes: {} };
   return { form: json.form, hashes: parsePodSidecarSetHashes(value, '') };
+}
+
+/**
+ * Whether the pod records exactly `hash` for the SidecarSet. Without escapes in the text, a hash
+ * that does not occur in it cannot be the decoded value, so most old pods need no JSON parsing.
+ */
+export function recordsHash(
+  value: string | undefined,
+  sidecarSetName: string,
+  hash: string,
+): boolean {
+  if (hash !== '' && value !== undefined && !value.includes(hash) && !value.includes('\\')) {
+    return false;
+  }
+  return recordedHash(value, sidecarSetName) === hash;
 }
 
 /** The hash a pod records for one SidecarSet, or "" (GetPodSidecarSetUpgradeSpecInAnnotations). */

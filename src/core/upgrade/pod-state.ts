@@ -10,7 +10,7 @@ import { isPlainObject } from '../json.js';
 import type { ContainerStatus, Pod, PodCondition } from '../k8s-types.js';
 import type { SidecarSetContext } from './context.js';
 import { imagesEqual, isDigestImage, stripImageIdScheme } from './image.js';
-import { readInPlaceUpdateStates, recordedHash } from './pod-records.js';
+import { readInPlaceUpdateStates, recordsHash } from './pod-records.js';
 
 export type PodReadView = Readonly<Pod>;
 
@@ -58,7 +58,7 @@ function workingHotContainers(pod: PodReadView): Record<string, string> {
 
 /** §3.2: the hash the pod records for this SidecarSet is the SidecarSet's hash. */
 export function isUpdated(ctx: SidecarSetContext, pod: PodReadView): boolean {
-  return recordedHash(pod.metadata.annotations?.[SIDECARSET_HASH], ctx.name) === ctx.hash;
+  return recordsHash(pod.metadata.annotations?.[SIDECARSET_HASH], ctx.name, ctx.hash);
 }
 
 /** Kubernetes' podutil.IsPodReady: the Ready condition alone. */
@@ -93,13 +93,14 @@ function emptySlotsHoldEmptyImage(ctx: SidecarSetContext, pod: PodReadView): boo
 export function isStateConsistent(
   ctx: SidecarSetContext,
   pod: PodReadView,
-  names: ReadonlySet<string> = ctx.containerNames,
+  names: ReadonlySet<string> | string = ctx.containerNames,
 ): boolean {
+  const has = typeof names === 'string' ? (n: string) => n === names : (n: string) => names.has(n);
   const statuses = pod.status?.containerStatuses ?? [];
   if (pod.spec.containers.length !== statuses.length) return false;
   let allDigest = true;
   for (const container of pod.spec.containers) {
-    if (!names.has(container.name)) continue;
+    if (!has(container.name)) continue;
     const image = container.image ?? '';
     if (!isDigestImage(image)) {
       allDigest = false;
@@ -110,7 +111,7 @@ export function isStateConsistent(
       return false;
     }
   }
-  return allDigest || isUpdateCompleted(ctx, pod, statuses, names);
+  return allDigest || isUpdateCompleted(ctx, pod, statuses, has);
 }
 
 /** IsSidecarContainerUpdateCompleted for this SidecarSet's entry of the in-place-update state. */
@@ -118,7 +119,7 @@ function isUpdateCompleted(
   ctx: SidecarSetContext,
   pod: PodReadView,
   statuses: readonly ContainerStatus[],
-  names: ReadonlySet<string>,
+  has: (name: string) => boolean,
 ): boolean {
   const raw = pod.metadata.annotations?.[SIDECARSET_INPLACE_UPDATE_STATE];
   if (raw === undefined) return true;
@@ -126,7 +127,7 @@ function isUpdateCompleted(
   if (states === undefined) return false;
   const recorded = states[ctx.name]?.lastContainerStatuses ?? {};
   for (const status of statuses) {
-    if (!names.has(status.name)) continue;
+    if (!has(status.name)) continue;
     const before = recorded[status.name];
     if (before === undefined) continue;
     const specImage = pod.spec.containers.find((c) => c.name === status.name)?.image ?? '';
@@ -144,15 +145,12 @@ export type Upgradability = 'candidate' | 'notUpgradable' | 'inFlight';
  * sidecar whose last in-place update is not applied yet means wait (in flight).
  */
 export function upgradability(ctx: SidecarSetContext, pod: PodReadView): Upgradability {
-  const recorded = recordedHash(
-    pod.metadata.annotations?.[SIDECARSET_HASH_WITHOUT_IMAGE],
-    ctx.name,
-  );
-  if (recorded !== ctx.hashWithoutImage) return 'notUpgradable';
+  const recorded = pod.metadata.annotations?.[SIDECARSET_HASH_WITHOUT_IMAGE];
+  if (!recordsHash(recorded, ctx.name, ctx.hashWithoutImage)) return 'notUpgradable';
   const statuses = pod.status?.containerStatuses ?? [];
   for (const name of ctx.sortedContainerNames) {
     const ready = statuses.find((s) => s.name === name)?.ready === true;
-    if (ready && !isStateConsistent(ctx, pod, new Set([name]))) return 'inFlight';
+    if (ready && !isStateConsistent(ctx, pod, name)) return 'inFlight';
   }
   return 'candidate';
 }

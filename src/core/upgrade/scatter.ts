@@ -26,11 +26,15 @@ export function expandScatterTerms(
   podsInNameOrder: readonly Labelled[],
 ): ScatterTerm[] {
   const out: ScatterTerm[] = [];
-  const seen = new Set<string>();
+  const seen = new Map<string, Set<string>>();
   const add = (key: string, value: string): void => {
-    const id = JSON.stringify([key, value]);
-    if (seen.has(id)) return;
-    seen.add(id);
+    let values = seen.get(key);
+    if (values === undefined) {
+      values = new Set();
+      seen.set(key, values);
+    }
+    if (values.has(value)) return;
+    values.add(value);
     out.push({ key, value });
   };
   for (const term of terms) {
@@ -46,67 +50,110 @@ export function expandScatterTerms(
   return out;
 }
 
-/** How many of all matched pods match a term (a missing label reads as ""). */
-export class TermCounter {
-  readonly #total: number;
-  readonly #byKey = new Map<string, Map<string, number>>();
+/**
+ * Each scatter key's label values as small integers, one typed array per key, so that the term
+ * passes read contiguous memory instead of chasing label objects of pods spread over the heap.
+ */
+interface Coded {
+  /** Per key: value → code. */
+  dictionaries: Map<string, number>[];
+  /** Per key: the code of each candidate, −1 when it lacks the label. */
+  candidates: Int32Array[];
+  /** Per key: code → how many of all matched pods carry it; and how many carry the key. */
+  totals: Map<number, number>[];
+  carryingKey: number[];
+  allCount: number;
+}
 
-  constructor(pods: readonly Labelled[]) {
-    this.#total = pods.length;
-    for (const pod of pods) {
-      for (const [key, value] of Object.entries(pod.labels)) {
-        let values = this.#byKey.get(key);
-        if (values === undefined) {
-          values = new Map();
-          this.#byKey.set(key, values);
-        }
-        values.set(value, (values.get(value) ?? 0) + 1);
-      }
+function codeOf(dictionary: Map<string, number>, value: string): number {
+  let code = dictionary.get(value);
+  if (code === undefined) {
+    code = dictionary.size;
+    dictionary.set(value, code);
+  }
+  return code;
+}
+
+function encode(
+  keys: readonly string[],
+  candidates: readonly Labelled[],
+  all: readonly Labelled[],
+): Coded {
+  const dictionaries = keys.map(() => new Map<string, number>());
+  const totals = keys.map(() => new Map<number, number>());
+  const carryingKey = keys.map(() => 0);
+  keys.forEach((key, k) => {
+    const dictionary = dictionaries[k] as Map<string, number>;
+    const total = totals[k] as Map<number, number>;
+    for (const pod of all) {
+      const value = label(pod.labels, key);
+      if (value === undefined) continue;
+      const code = codeOf(dictionary, value);
+      total.set(code, (total.get(code) ?? 0) + 1);
+      carryingKey[k] = (carryingKey[k] ?? 0) + 1;
     }
-  }
+  });
+  const coded = keys.map((key, k) => {
+    const dictionary = dictionaries[k] as Map<string, number>;
+    const codes = new Int32Array(candidates.length);
+    candidates.forEach((c, i) => {
+      const value = label(c.labels, key);
+      codes[i] = value === undefined ? -1 : codeOf(dictionary, value);
+    });
+    return codes;
+  });
+  return { dictionaries, candidates: coded, totals, carryingKey, allCount: all.length };
+}
 
-  /** Pods that carry the label with this value. */
-  carrying(term: ScatterTerm): number {
-    return this.#byKey.get(term.key)?.get(term.value) ?? 0;
-  }
+interface CodedTerm {
+  key: number;
+  code: number;
+  /** A term with the value "" also matches pods without the label. */
+  matchesMissing: boolean;
+}
 
-  matching(term: ScatterTerm): number {
-    const values = this.#byKey.get(term.key);
-    const present = this.carrying(term);
-    if (term.value !== '') return present;
-    let withKey = 0;
-    for (const n of values?.values() ?? []) withKey += n;
-    return this.#total - withKey + present;
+/**
+ * The candidates' new order, as indexes into `candidates` (which are in the order so far).
+ * `all` is every matched pod in namespace/name order: totals and key-only expansion use it.
+ */
+export function scatterOrder(
+  candidates: readonly Labelled[],
+  all: readonly Labelled[],
+  scatter: readonly UpdateScatterTerm[],
+): number[] {
+  let order = candidates.map((_, i) => i);
+  const terms = expandScatterTerms(scatter, all);
+  if (terms.length === 0 || order.length <= 1) return order;
+  const keys = [...new Set(terms.map((t) => t.key))];
+  const coded = encode(keys, candidates, all);
+  const codedTerms = terms.map((t): CodedTerm => {
+    const key = keys.indexOf(t.key);
+    return {
+      key,
+      code: codeOf(coded.dictionaries[key] as Map<string, number>, t.value),
+      matchesMissing: t.value === '',
+    };
+  });
+  for (const term of orderTerms(codedTerms, coded)) {
+    order = scatterByTerm(order, term, coded);
   }
-
-  get total(): number {
-    return this.#total;
-  }
+  return order;
 }
 
 /** getScatterTerms: one term is used as is; several are kept if a candidate has the label, by count. */
-function orderTerms(terms: readonly ScatterTerm[], candidates: readonly Labelled[]): ScatterTerm[] {
+function orderTerms(terms: readonly CodedTerm[], coded: Coded): CodedTerm[] {
   if (terms.length === 1) return [...terms];
-  const counter = new TermCounter(candidates);
   const counted = terms
-    .map((term) => ({ term, count: counter.carrying(term) }))
+    .map((term) => {
+      const codes = coded.candidates[term.key] as Int32Array;
+      let count = 0;
+      for (const code of codes) if (code === term.code) count++;
+      return { term, count };
+    })
     .filter((t) => t.count > 0);
   // Array.prototype.sort is stable, as sort.SliceStable is.
   counted.sort((a, b) => b.count - a.count);
   return counted.map((t) => t.term);
-}
-
-export function scatterSort<T extends Labelled>(
-  candidates: readonly T[],
-  terms: readonly ScatterTerm[],
-  counter: TermCounter,
-): T[] {
-  let sequence = [...candidates];
-  if (terms.length === 0 || sequence.length <= 1) return sequence;
-  for (const term of orderTerms(terms, sequence)) {
-    sequence = scatterByTerm(sequence, term, counter);
-  }
-  return sequence;
 }
 
 interface Grouping {
@@ -154,35 +201,35 @@ export function groupByDensity(
   };
 }
 
-/** scatterPodsByRule. */
-export function scatterByTerm<T extends Labelled>(
-  sequence: readonly T[],
-  term: ScatterTerm,
-  counter: TermCounter,
-): T[] {
-  const matched: T[] = [];
-  const unmatched: T[] = [];
-  for (const item of sequence) {
-    if ((label(item.labels, term.key) ?? '') === term.value) matched.push(item);
-    else unmatched.push(item);
+/** scatterPodsByRule, over candidate indexes. */
+function scatterByTerm(order: readonly number[], term: CodedTerm, coded: Coded): number[] {
+  const codes = coded.candidates[term.key] as Int32Array;
+  const matched: number[] = [];
+  const unmatched: number[] = [];
+  for (const i of order) {
+    const code = codes[i] as number;
+    if (code === term.code || (term.matchesMissing && code === -1)) matched.push(i);
+    else unmatched.push(i);
   }
-  if (matched.length <= 1 || unmatched.length <= 1) return [...sequence];
-  const totalMatched = counter.matching(term);
-  const totalUnmatched = counter.total - totalMatched;
+  if (matched.length <= 1 || unmatched.length <= 1) return [...order];
+  const total = coded.totals[term.key] as Map<number, number>;
+  let totalMatched = total.get(term.code) ?? 0;
+  if (term.matchesMissing) totalMatched += coded.allCount - (coded.carryingKey[term.key] ?? 0);
+  const totalUnmatched = coded.allCount - totalMatched;
   // The last matching pod is set aside and goes to the very end.
-  const last = matched.pop() as T;
+  const last = matched.pop() as number;
   const g = groupByDensity(totalMatched - 1, totalUnmatched, matched.length, unmatched.length);
-  const out: T[] = unmatched.slice(0, g.remainder);
+  const out: number[] = unmatched.slice(0, g.remainder);
   let mi = 0;
   let ui = g.remainder;
-  for (let i = 0; i < g.groups; i++) {
+  for (let n = 0; n < g.groups; n++) {
     const mEnd = Math.min(mi + g.matchedSize, matched.length);
-    for (; mi < mEnd; mi++) out.push(matched[mi] as T);
+    for (; mi < mEnd; mi++) out.push(matched[mi] as number);
     const uEnd = Math.min(ui + g.unmatchedSize, unmatched.length);
-    for (; ui < uEnd; ui++) out.push(unmatched[ui] as T);
+    for (; ui < uEnd; ui++) out.push(unmatched[ui] as number);
   }
-  for (; mi < matched.length; mi++) out.push(matched[mi] as T);
-  for (; ui < unmatched.length; ui++) out.push(unmatched[ui] as T);
+  for (; mi < matched.length; mi++) out.push(matched[mi] as number);
+  for (; ui < unmatched.length; ui++) out.push(unmatched[ui] as number);
   out.push(last);
   return out;
 }

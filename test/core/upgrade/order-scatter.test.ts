@@ -13,9 +13,7 @@ import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import {
   expandScatterTerms,
   groupByDensity,
-  scatterByTerm,
-  scatterSort,
-  TermCounter,
+  scatterOrder,
 } from '../../../src/core/upgrade/scatter.js';
 import { names, shuffled, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
 
@@ -212,36 +210,26 @@ describe('scatterStrategy', () => {
 
   it('a term matching at most one candidate, or leaving at most one, changes nothing', () => {
     const items = ['a', 'b', 'b', 'c'].map((v) => ({ labels: { k: v } }));
-    const counter = new TermCounter(items);
-    assert.deepEqual(scatterByTerm(items, { key: 'k', value: 'a' }, counter), items);
-    assert.deepEqual(scatterSort(items, [], counter), items);
-    assert.deepEqual(
-      scatterSort(items.slice(0, 1), [{ key: 'k', value: 'a' }], counter),
-      items.slice(0, 1),
-    );
+    assert.deepEqual(scatterOrder(items, items, [{ key: 'k', value: 'a' }]), [0, 1, 2, 3]);
+    assert.deepEqual(scatterOrder(items, items, []), [0, 1, 2, 3]);
+    assert.deepEqual(scatterOrder(items.slice(0, 1), items, [{ key: 'k', value: 'a' }]), [0]);
   });
 
   it('a missing label counts as "" for a term with an empty value', () => {
     const items = [{}, {}, { k: 'x' }, { k: 'x' }, { k: '' }].map((labels) => ({ labels }));
-    const counter = new TermCounter(items);
-    assert.equal(counter.matching({ key: 'k', value: '' }), 3);
-    assert.equal(counter.matching({ key: 'k', value: 'x' }), 2);
-    assert.equal(counter.matching({ key: 'none', value: '' }), 5);
-    const out = scatterByTerm(items, { key: 'k', value: '' }, counter);
-    assert.equal(out.length, 5);
-    assert.deepEqual(out.at(-1), items[4]);
+    // M = 0, 1, 4 (4 set aside), U = 2, 3; totals 3 and 2: even groups of one.
+    assert.deepEqual(scatterOrder(items, items, [{ key: 'k', value: '' }]), [0, 2, 1, 3, 4]);
+    assert.deepEqual(scatterOrder(items, items, [{ key: 'none', value: '' }]), [0, 1, 2, 3, 4]);
   });
 
   it('several terms: those no candidate carries are dropped, the rest go by count', () => {
-    const items = ['a', 'a', 'b', 'b', 'b', 'c', 'c'].map((v, i) => ({ labels: { k: v }, i }));
-    const counter = new TermCounter(items);
-    const out = scatterSort(
-      items,
-      ['a', 'z', 'b'].map((value) => ({ key: 'k', value })),
-      counter,
-    );
+    const items = ['a', 'a', 'b', 'b', 'b', 'c', 'c'].map((v) => ({ labels: { k: v } }));
     assert.deepEqual(
-      out.map((x) => x.i),
+      scatterOrder(
+        items,
+        items,
+        ['a', 'z', 'b'].map((value) => ({ key: 'k', value })),
+      ),
       [0, 2, 3, 5, 6, 4, 1],
     );
   });
