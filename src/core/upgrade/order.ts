@@ -140,3 +140,40 @@ export function trailingNumber(value: string): bigint {
   const n = BigInt(digits);
   return n > INT64_MAX ? 0n : n;
 }
+
+/** A canonical time with every digit reversed, so that later times sort first. */
+function laterFirst(time: string): string {
+  if (time === '') return '0';
+  let out = '1';
+  for (let i = 0; i < time.length; i++) {
+    const c = time.charCodeAt(i);
+    out += c >= 48 && c <= 57 ? String.fromCharCode(105 - c) : time.charAt(i);
+  }
+  return out;
+}
+
+const WEIGHT_OFFSET = 1e12;
+
+function fixed(n: number, width: number): string {
+  return String(n).padStart(width, '0');
+}
+
+/**
+ * One string per candidate that sorts (by plain string comparison) exactly as
+ * candidateComparator orders, so large fleets sort without a multi-field comparator. Field widths
+ * are fixed; namespace and name come last, separated by a character names cannot contain.
+ */
+export function sortKey(key: OrderKey, priority: UpdatePriorityStrategy | undefined): string {
+  let out = '';
+  if ((priority?.weightPriority ?? []).length > 0) {
+    out += fixed(WEIGHT_OFFSET - key.weight, 13);
+  } else if ((priority?.orderPriority ?? []).length > 0) {
+    out += fixed(key.level + 1, 6) + (INT64_MAX - key.levelValue).toString().padStart(19, '0');
+  }
+  out += key.unscheduled ? '0' : '1';
+  out += String(key.phaseRank);
+  out += key.ready ? '1' + laterFirst(key.readyTime) : '0';
+  out += fixed(1e9 - Math.min(key.restarts, 1e9), 10);
+  out += laterFirst(key.created);
+  return `${out}\u0000${key.namespace}\u0000${key.name}`;
+}

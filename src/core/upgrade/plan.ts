@@ -15,7 +15,7 @@ import { buildPodUpgrade } from './change.js';
 import type { SidecarSetContext } from './context.js';
 import { sidecarSetContext } from './context.js';
 import type { OrderKey } from './order.js';
-import { candidateComparator, orderKey } from './order.js';
+import { orderKey, sortKey } from './order.js';
 import {
   hasEverySidecar,
   isActivePod,
@@ -256,8 +256,9 @@ function orderCandidates(
   matched: readonly MatchedPod[],
   candidates: Candidate[],
 ): Candidate[] {
-  const compare = candidateComparator(ctx.priority);
-  candidates.sort((a, b) => compare(a.key, b.key));
+  const keyed = candidates.map((c) => ({ c, s: sortKey(c.key, ctx.priority) }));
+  keyed.sort((a, b) => (a.s < b.s ? -1 : a.s > b.s ? 1 : 0));
+  candidates = keyed.map((k) => k.c);
   if (ctx.scatter.length === 0) return candidates;
   return scatterOrder(candidates, matched, ctx.scatter).map((i) => candidates[i] as Candidate);
 }

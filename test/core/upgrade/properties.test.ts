@@ -12,6 +12,7 @@ import type {
 } from '../../../src/core/sidecarset-types.js';
 import { scaleMaxUnavailable } from '../../../src/core/intstr.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
+import { candidateComparator, orderKey, sortKey } from '../../../src/core/upgrade/order.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import { simulateRollout } from '../../../src/core/upgrade/simulate.js';
 import { upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
@@ -159,6 +160,29 @@ describe('planUpgrade properties', () => {
           assert.deepEqual(b, a);
         },
       ),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('sortKey', () => {
+  it('orders exactly as candidateComparator', () => {
+    const priorities: (UpdatePriorityStrategy | undefined)[] = [
+      undefined,
+      { weightPriority: [{ weight: 50, matchSelector: { matchLabels: { app: 'a' } } }] },
+      { orderPriority: [{ orderedKey: 'zone' }, { orderedKey: 'app' }] },
+    ];
+    fc.assert(
+      fc.property(fleet, fc.constantFrom(...priorities), (specs, priority) => {
+        const keys = buildPods(specs).map((p) => orderKey(p, p.metadata.namespace ?? '', priority));
+        const byComparator = [...keys].sort(candidateComparator(priority));
+        const byString = [...keys].sort((a, b) => {
+          const x = sortKey(a, priority);
+          const y = sortKey(b, priority);
+          return x < y ? -1 : x > y ? 1 : 0;
+        });
+        assert.deepEqual(byString, byComparator);
+      }),
       { numRuns: 200 },
     );
   });
