@@ -1,0 +1,107 @@
+/**
+ * planUpgrade time for 1,000 / 10,000 / 100,000 matched pods with priority and scatter on
+ * (target: 100,000 in under 250 ms, growth no worse than n log n). Not a test: it only prints.
+ */
+import { performance } from 'node:perf_hooks';
+
+import type { Pod } from '../src/core/k8s-types.js';
+import { planUpgrade } from '../src/core/upgrade/plan.js';
+import { upgradePod, upgradeSidecarSet } from '../test/support/upgrade-pods.js';
+
+const SIZES = [1_000, 10_000, 100_000];
+const APPS = ['nginx', 'web-server', 'api-gateway', 'cache', 'queue', 'search', 'auth', 'billing'];
+
+function fleet(n: number): Pod[] {
+  return Array.from({ length: n }, (_, i) => {
+    const pod = upgradePod(i, {
+      namespace: `ns-${i % 50}`,
+      labels: {
+        app: 'web',
+        app_name: APPS[i % APPS.length] ?? '',
+        zone: `zone-${i % 5}`,
+        tier: String(i % 3),
+      },
+      // A mixed fleet: some pods already upgraded, some not ready, creation times that tie.
+      upgraded: i % 10 === 0,
+      done: i % 20 === 0,
+      ready: i % 97 !== 0,
+      createdAt: i % 1000,
+      restarts: i % 4,
+    });
+    // Give each pod its own hash-annotation timestamp, as a real fleet has.
+    const annotations = pod.metadata.annotations ?? {};
+    const hash = annotations['kruise.io/sidecarset-hash'] ?? '';
+    annotations['kruise.io/sidecarset-hash'] = hash.replace(
+      '00:00:00Z',
+      `00:${String(i % 60).padStart(2, '0')}:00Z`,
+    );
+    return pod;
+  });
+}
+
+const sidecarSet = upgradeSidecarSet({
+  maxUnavailable: '10%',
+  partition: '5%',
+  priorityStrategy: {
+    weightPriority: [
+      { weight: 50, matchSelector: { matchLabels: { tier: '0' } } },
+      {
+        weight: 20,
+        matchSelector: {
+          matchExpressions: [{ key: 'zone', operator: 'In', values: ['zone-1', 'zone-2'] }],
+        },
+      },
+    ],
+  },
+  scatterStrategy: [
+    { key: 'app_name', value: 'nginx' },
+    { key: 'app_name', value: 'cache' },
+    { key: 'zone' },
+  ],
+});
+const now = new Date('2026-07-02T10:00:00Z');
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/** Wall time and process CPU time (the latter is steadier on a busy machine). */
+function time(pods: Pod[], runs: number): { ms: number; cpu: number; upgrade: number } {
+  let upgrade = 0;
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    const startCpu = process.cpuUsage();
+    const start = performance.now();
+    upgrade = planUpgrade(sidecarSet, pods, { now }).upgrade.length;
+    wall.push(performance.now() - start);
+    const used = process.cpuUsage(startCpu);
+    cpu.push((used.user + used.system) / 1000);
+  }
+  return { ms: median(wall), cpu: median(cpu), upgrade };
+}
+
+time(fleet(2_000), 5); // warm up the JIT
+const rows: { n: number; ms: number; cpu: number; upgrade: number }[] = [];
+for (const n of SIZES) {
+  const pods = fleet(n);
+  rows.push({ n, ...time(pods, n >= 100_000 ? 5 : 9) });
+}
+const nlogn = (n: number): number => n * Math.log2(n);
+console.log('planUpgrade with weightPriority and 3 scatter terms (one key-only), median of runs');
+console.log('pods      wall ms   cpu ms    upgrade  growth vs previous  n log n growth');
+rows.forEach((r, i) => {
+  const prev = rows[i - 1];
+  const growth = prev === undefined ? '' : (r.ms / prev.ms).toFixed(1) + 'x';
+  const expected = prev === undefined ? '' : (nlogn(r.n) / nlogn(prev.n)).toFixed(1) + 'x';
+  console.log(
+    `${String(r.n).padEnd(9)} ${r.ms.toFixed(1).padEnd(9)} ${r.cpu.toFixed(1).padEnd(9)} ${String(r.upgrade).padEnd(8)} ${growth.padEnd(19)} ${expected}`,
+  );
+});
+const last = rows.at(-1);
+if (last !== undefined) {
+  console.log(
+    `100,000 pods: ${last.ms.toFixed(1)} ms (target < 250 ms) ${last.ms < 250 ? 'OK' : 'SLOWER THAN TARGET'}`,
+  );
+}
