@@ -1,0 +1,35 @@
+/** An in-process fake Kubernetes API server for tests; see README.md in this folder. */
+export { startFakeApiServer } from './server.js';
+export type { FakeApiServer, FakeApiServerOptions } from './server.js';
+export { ObjectStore } from './store.js';
+export type {
+  ListOptions,
+  ListResult,
+  StoreEvent,
+  StoreListener,
+  StoreOptions,
+  WriteOptions,
+} from './store.js';
+export { ApiControl } from './control.js';
+export type { Fault, FaultRule, RequestInfo, RequestRecord, WatchInfo } from './control.js';
+export { FakeKubelet, fakeImageId, IMAGE_FAILURES } from './kubelet.js';
+export type { ImageFailure, KubeletOptions, Schedule } from './kubelet.js';
+export {
+  CONFIGMAPS,
+  DEFAULT_RESOURCES,
+  EVENTS,
+  EVENTS_V1,
+  LEASES,
+  NAMESPACES,
+  PODS,
+  SIDECARSETS,
+  apiVersionOf,
+  defineResource,
+} from './resources.js';
+export type { ResourceDef, ResourceOptions } from './resources.js';
+export { ApiError } from './errors.js';
+export { PATCH_TYPES } from './types.js';
+export type { KubeObject, ObjectMeta, PatchType, ResourceRef, WatchEventType } from './types.js';
+export type { JsonObject, JsonValue } from './json.js';
+export { waitUntil } from './wait.js';
+export type { WaitOptions } from './wait.js';
