@@ -1,0 +1,79 @@
+/**
+ * kruise.io/sidecarset-hash and kruise.io/sidecarset-hash-without-image, as OpenKruise's
+ * pkg/control/sidecarcontrol/hash.go computes them (reference injection §2.2): Go's json.Marshal of
+ * {"containers": [...], "initContainers": [...]?}, SHA-256 as lowercase hex, then each hex digit
+ * mapped through Kubernetes' SafeEncodeString alphabet.
+ */
+import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from './annotations.js';
+import { defaultSidecarSet } from './defaults.js';
+import { SIDECAR_CONTAINER } from './go-container-fields.js';
+import { encodeGo, goMap, goSlice } from './go-json.js';
+import { isPlainObject } from './json.js';
+import { sha256Hex } from './sha256.js';
+import type { SidecarSet, SidecarSetSpec } from './sidecarset-types.js';
+
+const ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
+const HASH_INPUT = goMap(goSlice(SIDECAR_CONTAINER));
+
+/**
+ * k8s.io/apimachinery rand.SafeEncodeString: each code point mapped to ALPHANUMS[cp % 27]. Go
+ * sizes the result in UTF-8 bytes and fills it per code point, so non-ASCII input leaves NULs at
+ * the end; hex input (the only real use) is unaffected.
+ */
+export function safeEncodeString(s: string): string {
+  let out = '';
+  let runes = 0;
+  for (const ch of s) {
+    out += ALPHANUMS[(ch.codePointAt(0) ?? 0) % ALPHANUMS.length] ?? '';
+    runes++;
+  }
+  return out + '\0'.repeat(new TextEncoder().encode(s).length - runes);
+}
+
+function isNativeSidecar(container: unknown): boolean {
+  return isPlainObject(container) && container['restartPolicy'] === 'Always';
+}
+
+function withoutImages(list: unknown): unknown {
+  if (!Array.isArray(list)) return list;
+  return (list as unknown[]).map((c) => (isPlainObject(c) ? { ...c, image: '' } : c));
+}
+
+/**
+ * The exact bytes OpenKruise hashes. Init containers are included, all of them, only when at
+ * least one is a native sidecar (restartPolicy Always).
+ */
+export function sidecarSetHashInput(spec: Readonly<SidecarSetSpec>, withoutImage = false): string {
+  const pick = withoutImage ? withoutImages : (list: unknown) => list;
+  const input: Record<string, unknown> = { containers: pick(spec.containers) ?? null };
+  const init: unknown = spec.initContainers;
+  if (Array.isArray(init) && (init as unknown[]).some(isNativeSidecar)) {
+    input['initContainers'] = pick(init);
+  }
+  return encodeGo(input, HASH_INPUT, 'spec');
+}
+
+/** kruise.io/sidecarset-hash of a defaulted spec. */
+export function computeSidecarSetHash(spec: Readonly<SidecarSetSpec>): string {
+  return safeEncodeString(sha256Hex(sidecarSetHashInput(spec)));
+}
+
+/** kruise.io/sidecarset-hash-without-image of a defaulted spec: the same, with every image blank. */
+export function computeSidecarSetHashWithoutImage(spec: Readonly<SidecarSetSpec>): string {
+  return safeEncodeString(sha256Hex(sidecarSetHashInput(spec, true)));
+}
+
+/**
+ * What OpenKruise's SidecarSet mutating webhook does on CREATE and UPDATE: apply the defaults, then
+ * (re)compute both hash annotations, overwriting any present. Returns a new object.
+ */
+export function applySidecarSetAdmission(ss: Readonly<SidecarSet>): SidecarSet {
+  const out = defaultSidecarSet(ss);
+  if (!isPlainObject(out.metadata)) out.metadata = {};
+  out.metadata.annotations = {
+    ...out.metadata.annotations,
+    [SIDECARSET_HASH]: computeSidecarSetHash(out.spec),
+    [SIDECARSET_HASH_WITHOUT_IMAGE]: computeSidecarSetHashWithoutImage(out.spec),
+  };
+  return out;
+}
