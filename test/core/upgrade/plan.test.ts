@@ -5,6 +5,7 @@ import type { IntOrString, Pod } from '../../../src/core/k8s-types.js';
 import type { SidecarSetUpdateStrategy } from '../../../src/core/sidecarset-types.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
+import { EXCLUDE_REASONS, HOLD_REASONS } from '../../../src/core/upgrade/types.js';
 import {
   names,
   podFleet,
@@ -113,7 +114,7 @@ describe('planUpgrade: the article worked examples at full size (SPEC.md require
       eligible: 20,
     });
     assert.equal(first.held.length, 980);
-    assert.ok(first.held.every((h) => h.reason === 'Partition'));
+    assert.ok(first.held.every((h) => h.reason === 'Partition' && HOLD_REASONS.includes(h.reason)));
     // The 20 newest pods go first (default order: newer before older).
     assert.deepEqual(
       names(first.upgrade),
@@ -299,6 +300,7 @@ describe('planUpgrade: stops and holds', () => {
       ],
     );
     assert.equal(p.status.matchedPods, 1);
+    assert.ok(p.excluded.every((e) => EXCLUDE_REASONS.includes(e.reason)));
   });
 
   it('a HotUpgrade SidecarSet is not planned', () => {
