@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -117,6 +117,34 @@ describe('certs/gen.sh', () => {
     assert.equal(
       secret,
       `kubectl -n sidecarset-system create secret tls sidecarset-webhook-tls --cert=${join(dir, 'tls.crt')} --key=${join(dir, 'tls.key')} --dry-run=client -o yaml | kubectl apply -f -`,
+    );
+  });
+
+  it('writes a kustomize overlay of manifests/ that adds the caBundle and the TLS Secret', (t) => {
+    const dir = join(tmp, 'overlay');
+    assert.equal(gen(['--out', dir]).status, 0);
+    const text = readFileSync(join(dir, 'kustomization.yaml'), 'utf8');
+    const base = /resources:\n {2}- (.+)\n/.exec(text)?.[1];
+    assert.ok(base !== undefined, text);
+    assert.equal(
+      resolve(dir, base),
+      resolve(fileURLToPath(new URL('../../manifests', import.meta.url))),
+    );
+    if (spawnSync('kubectl', ['version', '--client']).status !== 0) {
+      t.skip('kubectl is not installed: the overlay is not built');
+      return;
+    }
+    const built = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
+    assert.equal(built.status, 0, built.stderr);
+    const ca = readFileSync(join(dir, 'ca.crt'));
+    const bundles = [...built.stdout.matchAll(/caBundle: \|\n((?: {6}\S+\n)+)/g)].map((m) =>
+      Buffer.from((m[1] ?? '').replace(/\s/g, ''), 'base64'),
+    );
+    assert.equal(bundles.length, 3);
+    for (const b of bundles) assert.deepEqual(b, ca);
+    assert.match(
+      built.stdout,
+      /kind: Secret\nmetadata:\n {2}name: sidecarset-webhook-tls\n {2}namespace: sidecarset-system\ntype: kubernetes.io\/tls/,
     );
   });
 

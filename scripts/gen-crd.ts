@@ -1,0 +1,210 @@
+/**
+ * Generates manifests/base/crd/apps.kruise.io_sidecarsets.yaml, the SidecarSet CustomResourceDefinition,
+ * from the JSON Schema the validator uses (src/core/validation/sidecarset-schema.ts), so the API
+ * server and `sidecarset validate` accept the same field set.
+ *
+ *   node --import tsx scripts/gen-crd.ts           # write the file
+ *   node --import tsx scripts/gen-crd.ts --check   # exit 1 if the committed file is stale
+ *
+ * The API server wants a structural schema (https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#specifying-a-structural-schema),
+ * which is a subset of JSON Schema with Kubernetes extensions, so the validator's schema is
+ * translated rather than copied:
+ * - `additionalProperties: false` beside `properties` is not allowed; it is dropped, and the API
+ *   server prunes (or, with kubectl's default strict field validation, rejects) unknown fields.
+ * - `additionalProperties: true`, or no `additionalProperties` beside `properties` (JSON Schema then
+ *   accepts any field), becomes `x-kubernetes-preserve-unknown-fields: true`, so nothing is pruned.
+ * - `const` does not exist in a CRD schema; it becomes a one-value `enum`.
+ * - The root's apiVersion, kind and metadata are the API server's business: only their types stay.
+ * - `status` gets its real, typed shape (the validator does not look at it).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { format, resolveConfig } from 'prettier';
+import { Document } from 'yaml';
+import { SIDECARSET_SCHEMA } from '../src/core/validation/sidecarset-schema.js';
+
+export type Schema = { readonly [key: string]: unknown };
+
+export const CRD_PATH = fileURLToPath(
+  new URL('../manifests/base/crd/apps.kruise.io_sidecarsets.yaml', import.meta.url),
+);
+
+function isSchema(value: unknown): value is Schema {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function mapValues(props: Schema, f: (value: Schema) => Schema): Record<string, Schema> {
+  const out: Record<string, Schema> = {};
+  for (const [key, value] of Object.entries(props)) {
+    if (!isSchema(value)) throw new Error(`property ${key} is not a schema`);
+    out[key] = f(value);
+  }
+  return out;
+}
+
+/** Translates one JSON Schema node (draft-07 subset) into a structural CRD schema node. */
+export function toStructural(node: Schema): Schema {
+  const out: Record<string, unknown> = {};
+  const props = node['properties'];
+  const additional = node['additionalProperties'];
+  for (const [key, value] of Object.entries(node)) {
+    switch (key) {
+      case '$schema':
+      case 'additionalProperties':
+        break;
+      case 'const':
+        out['enum'] = [value];
+        break;
+      case 'properties':
+        if (!isSchema(value)) throw new Error('properties is not an object');
+        out[key] = mapValues(value, toStructural);
+        break;
+      case 'items':
+        if (!isSchema(value)) throw new Error('items must be one schema');
+        out[key] = toStructural(value);
+        break;
+      case 'anyOf':
+      case 'allOf':
+      case 'oneOf':
+        if (!Array.isArray(value)) throw new Error(`${key} is not an array`);
+        out[key] = value.map((v: unknown) => {
+          if (!isSchema(v)) throw new Error(`${key} holds a non-schema`);
+          return toStructural(v);
+        });
+        break;
+      default:
+        out[key] = value;
+    }
+  }
+  if (isSchema(additional)) {
+    if (props !== undefined) throw new Error('additionalProperties beside properties');
+    out['additionalProperties'] = toStructural(additional);
+  } else if (props !== undefined && additional !== false) {
+    out['x-kubernetes-preserve-unknown-fields'] = true;
+  }
+  return out;
+}
+
+const int32 = (description: string): Schema => ({ type: 'integer', format: 'int32', description });
+
+const STATUS_SCHEMA: Schema = {
+  type: 'object',
+  description: 'The observed state of the SidecarSet, written by the controller.',
+  required: ['matchedPods', 'updatedPods', 'readyPods'],
+  properties: {
+    observedGeneration: {
+      type: 'integer',
+      format: 'int64',
+      description: 'The most recent metadata.generation the controller has acted on.',
+    },
+    matchedPods: int32('Pods matched by this SidecarSet.'),
+    updatedPods: int32("Matched pods that run this SidecarSet's latest sidecar containers."),
+    readyPods: int32('Matched pods that are ready.'),
+    updatedReadyPods: int32('Matched pods that are updated and ready.'),
+    latestRevision: {
+      type: 'string',
+      description: 'Name of the newest ControllerRevision of this SidecarSet.',
+    },
+    collisionCount: int32('Hash collisions met while naming ControllerRevisions.'),
+  },
+};
+
+/** Root fields the API server validates itself; a CRD schema may only give their type. */
+const SERVER_OWNED: ReadonlySet<string> = new Set(['apiVersion', 'kind', 'metadata']);
+
+/** The validator's whole-document schema as the CRD's openAPIV3Schema. */
+export function sidecarSetOpenApiSchema(): Schema {
+  const root = toStructural(SIDECARSET_SCHEMA);
+  const props = root['properties'];
+  if (!isSchema(props)) throw new Error('the SidecarSet schema has no properties');
+  const rest = Object.fromEntries(
+    Object.entries(props).filter(([key]) => !SERVER_OWNED.has(key) && key !== 'status'),
+  );
+  return {
+    description:
+      'SidecarSet injects sidecar containers into the pods it selects and upgrades them in place.',
+    type: 'object',
+    required: ['spec'],
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object' },
+      ...rest,
+      status: STATUS_SCHEMA,
+    },
+  };
+}
+
+export function buildCrd(): Schema {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: {
+      name: 'sidecarsets.apps.kruise.io',
+      labels: { 'app.kubernetes.io/name': 'sidecarset', 'app.kubernetes.io/part-of': 'sidecarset' },
+    },
+    spec: {
+      group: 'apps.kruise.io',
+      // As in OpenKruise: no shortNames, so kubectl commands and scripts read the same against either.
+      names: {
+        kind: 'SidecarSet',
+        listKind: 'SidecarSetList',
+        plural: 'sidecarsets',
+        singular: 'sidecarset',
+      },
+      scope: 'Cluster',
+      versions: [
+        {
+          name: 'v1alpha1',
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            column('MATCHED', '.status.matchedPods', 'integer', 'The number of pods matched.'),
+            column('UPDATED', '.status.updatedPods', 'integer', 'Matched pods that are updated.'),
+            column('READY', '.status.readyPods', 'integer', 'Matched pods that are ready.'),
+            column('AGE', '.metadata.creationTimestamp', 'date', 'Time since creation.'),
+          ],
+          schema: { openAPIV3Schema: sidecarSetOpenApiSchema() },
+        },
+      ],
+    },
+  };
+}
+
+function column(name: string, jsonPath: string, type: string, description: string): Schema {
+  return { name, jsonPath, type, description };
+}
+
+/** The CRD as the YAML text committed under manifests/ (formatted with the repository's Prettier). */
+export async function renderCrd(): Promise<string> {
+  const doc = new Document(buildCrd());
+  doc.commentBefore =
+    ' Generated by scripts/gen-crd.ts from src/core/validation/sidecarset-schema.ts. Do not edit.\n' +
+    ' Regenerate: node --import tsx scripts/gen-crd.ts';
+  const options = (await resolveConfig(CRD_PATH)) ?? {};
+  return format(doc.toString({ lineWidth: 0 }), { ...options, parser: 'yaml' });
+}
+
+async function main(args: readonly string[]): Promise<number> {
+  const text = await renderCrd();
+  if (args.includes('--check')) {
+    let current = '';
+    try {
+      current = readFileSync(CRD_PATH, 'utf8');
+    } catch {
+      // missing: stale
+    }
+    if (current === text) return 0;
+    process.stderr.write(`${CRD_PATH} is stale: run node --import tsx scripts/gen-crd.ts\n`);
+    return 1;
+  }
+  writeFileSync(CRD_PATH, text);
+  process.stderr.write(`wrote ${CRD_PATH}\n`);
+  return 0;
+}
+
+const entry = process.argv[1];
+if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) {
+  process.exitCode = await main(process.argv.slice(2));
+}

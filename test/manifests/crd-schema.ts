@@ -1,0 +1,59 @@
+/**
+ * Turns a CRD's structural openAPIV3Schema into a JSON Schema for ajv that fails where the API
+ * server would reject a document or silently prune one of its fields: an object node without
+ * `x-kubernetes-preserve-unknown-fields` and without an `additionalProperties` schema accepts no
+ * field it does not declare. (The API server drops such fields, or with kubectl's default strict
+ * field validation rejects them; either way a manifest that relies on them does not work.)
+ */
+import { Ajv } from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import type { SchemaNode } from './structural.js';
+
+function isNode(value: unknown): value is SchemaNode {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function convertChildren(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(convertChildren);
+  if (isNode(value)) return toAjvSchema(value, false);
+  return value;
+}
+
+export function toAjvSchema(node: SchemaNode, isRoot = true): SchemaNode {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key.startsWith('x-kubernetes-')) continue;
+    if (key === 'properties' && isNode(value)) {
+      const props: Record<string, unknown> = {};
+      for (const [name, child] of Object.entries(value)) {
+        // The root's metadata is ObjectMeta, validated by the API server itself.
+        props[name] = isRoot && name === 'metadata' ? { type: 'object' } : convertChildren(child);
+      }
+      out[key] = props;
+    } else if (key === 'items' || key === 'additionalProperties' || key === 'not') {
+      out[key] = convertChildren(value);
+    } else if (key === 'anyOf' || key === 'allOf' || key === 'oneOf') {
+      out[key] = convertChildren(value);
+    } else {
+      out[key] = value;
+    }
+  }
+  const preserve = node['x-kubernetes-preserve-unknown-fields'] === true;
+  if (node['type'] === 'object' && !preserve && !('additionalProperties' in node)) {
+    out['additionalProperties'] = false;
+  }
+  return out;
+}
+
+function int(bits: 32 | 64): { type: 'number'; validate: (n: number) => boolean } {
+  const limit = 2 ** (bits - 1);
+  return { type: 'number', validate: (n) => Number.isInteger(n) && n >= -limit && n < limit };
+}
+
+/** An ajv validator for documents of the CRD version whose openAPIV3Schema is given. */
+export function compileCrdSchema(openAPIV3Schema: SchemaNode): ValidateFunction {
+  const ajv = new Ajv({ allErrors: true, strict: true });
+  ajv.addFormat('int32', int(32));
+  ajv.addFormat('int64', int(64));
+  return ajv.compile(toAjvSchema(openAPIV3Schema));
+}

@@ -1,0 +1,673 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { MutatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhookConfiguration';
+import { ValidatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration';
+import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1/CustomResourceDefinition';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
+import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
+import { Namespace } from 'kubernetes-models/v1/Namespace';
+import { Service } from 'kubernetes-models/v1/Service';
+import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { parseAllDocuments } from 'yaml';
+import { buildCrd, renderCrd } from '../../scripts/gen-crd.js';
+import { compileCrdSchema } from './crd-schema.js';
+import { structuralErrors } from './structural.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const MANIFESTS = join(ROOT, 'manifests');
+const NAMESPACE = 'sidecarset-system';
+const SECRET = 'sidecarset-webhook-tls';
+const PLACEHOLDER = 'Q0FfQlVORExFX1BMQUNFSE9MREVS';
+/** The server's fixed endpoints (issue 3): every webhook path must be one of these. */
+const ENDPOINTS = {
+  mutatePods: '/mutate-pods',
+  mutateSidecarSets: '/mutate-sidecarsets',
+  validateSidecarSets: '/validate-sidecarsets',
+  healthz: '/healthz',
+  readyz: '/readyz',
+  metrics: '/metrics',
+} as const;
+
+type Obj = { readonly [key: string]: unknown };
+
+interface Manifest {
+  readonly file: string;
+  readonly doc: Obj;
+}
+
+function isObj(value: unknown): value is Obj {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A property path through plain objects and arrays; fails the test if a step is missing. */
+function at(value: unknown, ...path: (string | number)[]): unknown {
+  let cur = value;
+  for (const step of path) {
+    if (typeof step === 'number') {
+      assert.ok(Array.isArray(cur), `expected an array before [${step}]`);
+      cur = cur[step];
+    } else {
+      assert.ok(isObj(cur), `expected an object before .${step}`);
+      cur = cur[step];
+    }
+    assert.notEqual(cur, undefined, `missing ${path.join('.')}`);
+  }
+  return cur;
+}
+
+function obj(value: unknown, ...path: (string | number)[]): Obj {
+  const v = at(value, ...path);
+  assert.ok(isObj(v), `${path.join('.')} is not an object`);
+  return v;
+}
+
+function list(value: unknown, ...path: (string | number)[]): unknown[] {
+  const v = at(value, ...path);
+  assert.ok(Array.isArray(v), `${path.join('.')} is not an array`);
+  return v;
+}
+
+function objs(value: unknown, ...path: (string | number)[]): Obj[] {
+  return list(value, ...path).map((item, i) => {
+    assert.ok(isObj(item), `${path.join('.')}[${i}] is not an object`);
+    return item;
+  });
+}
+
+function walk(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? walk(path) : [path];
+  });
+}
+
+function parseText(text: string, label: string): Obj[] {
+  const docs: Obj[] = [];
+  for (const [i, d] of parseAllDocuments(text).entries()) {
+    assert.deepEqual(d.errors, [], `${label} document ${i}`);
+    const value: unknown = d.toJS();
+    assert.ok(isObj(value), `${label} document ${i} is not an object`);
+    docs.push(value);
+  }
+  return docs;
+}
+
+function parseFile(file: string): Obj[] {
+  return parseText(readFileSync(file, 'utf8'), file);
+}
+
+const yamlFiles = walk(MANIFESTS).filter((f) => /\.ya?ml$/.test(f));
+const kustomizations = yamlFiles.filter((f) => f.endsWith('kustomization.yaml'));
+const resources: Manifest[] = yamlFiles
+  .filter((f) => !f.endsWith('kustomization.yaml'))
+  .flatMap((file) => parseFile(file).map((doc) => ({ file, doc })));
+
+function kindOf(m: Manifest): string {
+  return `${String(m.doc['apiVersion'])}/${String(m.doc['kind'])}`;
+}
+
+function one(kind: string, name?: string): Obj {
+  const found = resources.filter(
+    (m) => kindOf(m) === kind && (name === undefined || at(m.doc, 'metadata', 'name') === name),
+  );
+  assert.equal(found.length, 1, `exactly one ${kind} ${name ?? ''}`);
+  const [first] = found;
+  assert.ok(first);
+  return first.doc;
+}
+
+interface Model {
+  validate(): void;
+}
+type ModelClass = new (data: never) => Model;
+
+/** Every built-in kind in manifests/, with its official schema (kubernetes-models). */
+const MODELS: ReadonlyMap<string, ModelClass> = new Map<string, ModelClass>([
+  ['v1/Namespace', Namespace],
+  ['v1/ServiceAccount', ServiceAccount],
+  ['v1/Service', Service],
+  ['apps/v1/Deployment', Deployment],
+  ['policy/v1/PodDisruptionBudget', PodDisruptionBudget],
+  ['rbac.authorization.k8s.io/v1/ClusterRole', ClusterRole],
+  ['rbac.authorization.k8s.io/v1/ClusterRoleBinding', ClusterRoleBinding],
+  ['admissionregistration.k8s.io/v1/MutatingWebhookConfiguration', MutatingWebhookConfiguration],
+  [
+    'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration',
+    ValidatingWebhookConfiguration,
+  ],
+  ['apiextensions.k8s.io/v1/CustomResourceDefinition', CustomResourceDefinition],
+]);
+/** Kinds that kubernetes-models has no schema for (cert-manager's CRDs). */
+const EXTERNAL = new Set(['cert-manager.io/v1/Issuer', 'cert-manager.io/v1/Certificate']);
+
+describe('manifests/', () => {
+  it('parses every YAML file, each document a named object', () => {
+    assert.ok(resources.length >= 10);
+    for (const { file, doc } of resources) {
+      assert.equal(typeof doc['apiVersion'], 'string', file);
+      assert.equal(typeof doc['kind'], 'string', file);
+      assert.match(String(at(doc, 'metadata', 'name')), /^[a-z0-9.-]+$/, file);
+    }
+  });
+
+  it('validates every built-in kind against the official Kubernetes schema', () => {
+    for (const m of resources) {
+      const kind = kindOf(m);
+      const Model = MODELS.get(kind);
+      if (Model === undefined) {
+        assert.ok(EXTERNAL.has(kind), `${m.file}: no schema for ${kind}`);
+        continue;
+      }
+      assert.doesNotThrow(
+        () => {
+          new Model(m.doc as never).validate();
+        },
+        `${relative(ROOT, m.file)} ${kind}`,
+      );
+    }
+  });
+
+  it('has each kustomization list every file beside it, and only files that exist', () => {
+    for (const k of kustomizations) {
+      const dir = dirname(k);
+      const [doc] = parseFile(k);
+      const listed = list(doc, 'resources').map(String);
+      // Files in this directory tree, minus those of nested kustomizations.
+      const nested = kustomizations.filter((o) => o !== k && o.startsWith(dir)).map(dirname);
+      const owned = yamlFiles
+        .filter((f) => f.startsWith(`${dir}/`) && f !== k)
+        .filter((f) => !nested.some((n) => f.startsWith(`${n}/`)));
+      const listedFiles = listed.filter((r) => /\.ya?ml$/.test(r)).map((r) => resolve(dir, r));
+      assert.deepEqual(listedFiles.sort(), owned.sort(), relative(ROOT, k));
+      for (const r of listed.filter((e) => !/\.ya?ml$/.test(e))) {
+        assert.ok(existsSync(join(resolve(dir, r), 'kustomization.yaml')), `${k}: ${r}`);
+      }
+    }
+    const [top] = parseFile(join(MANIFESTS, 'kustomization.yaml'));
+    assert.deepEqual(at(top, 'resources'), ['base']);
+    const [base] = parseFile(join(MANIFESTS, 'base', 'kustomization.yaml'));
+    assert.equal(at(base, 'namespace'), NAMESPACE);
+  });
+
+  it('puts every namespaced object in the namespace', () => {
+    for (const m of resources) {
+      if (['Namespace', 'ClusterRole', 'ClusterRoleBinding'].includes(String(m.doc['kind']))) {
+        continue;
+      }
+      if (String(m.doc['kind']).endsWith('WebhookConfiguration')) continue;
+      if (m.doc['kind'] === 'CustomResourceDefinition') continue;
+      assert.equal(at(m.doc, 'metadata', 'namespace'), NAMESPACE, `${m.file} ${kindOf(m)}`);
+    }
+  });
+
+  it('tags the image with the package version', () => {
+    const pkg: unknown = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    const version = String(at(pkg, 'version'));
+    const [base] = parseFile(join(MANIFESTS, 'base', 'kustomization.yaml'));
+    assert.deepEqual(at(base, 'images'), [{ name: 'sidecarset', newTag: version }]);
+    const container = obj(one('apps/v1/Deployment'), 'spec', 'template', 'spec', 'containers', 0);
+    assert.equal(container['image'], `sidecarset:${version}`);
+  });
+});
+
+describe('the Deployment', () => {
+  const deployment = one('apps/v1/Deployment');
+  const podSpec = obj(deployment, 'spec', 'template', 'spec');
+  const podLabels = obj(deployment, 'spec', 'template', 'metadata', 'labels');
+  const selector = obj(deployment, 'spec', 'selector', 'matchLabels');
+  const [container] = objs(podSpec, 'containers');
+  assert.ok(container);
+  const env = new Map(objs(container, 'env').map((e) => [String(e['name']), e['value']]));
+
+  it('runs two replicas spread over nodes, with a budget of one disruption', () => {
+    assert.equal(at(deployment, 'spec', 'replicas'), 2);
+    assert.equal(at(deployment, 'spec', 'strategy', 'rollingUpdate', 'maxUnavailable'), 0);
+    for (const [key, value] of Object.entries(selector)) assert.equal(podLabels[key], value);
+    const [term] = objs(
+      podSpec,
+      'affinity',
+      'podAntiAffinity',
+      'preferredDuringSchedulingIgnoredDuringExecution',
+    );
+    assert.equal(at(term, 'podAffinityTerm', 'topologyKey'), 'kubernetes.io/hostname');
+    assert.deepEqual(at(term, 'podAffinityTerm', 'labelSelector', 'matchLabels'), selector);
+    const pdb = one('policy/v1/PodDisruptionBudget');
+    assert.equal(at(pdb, 'spec', 'minAvailable'), 1);
+    assert.deepEqual(at(pdb, 'spec', 'selector', 'matchLabels'), selector);
+  });
+
+  it('is locked down: non-root, read-only root, no capabilities, RuntimeDefault seccomp', () => {
+    assert.equal(at(podSpec, 'securityContext', 'runAsNonRoot'), true);
+    assert.equal(at(podSpec, 'securityContext', 'seccompProfile', 'type'), 'RuntimeDefault');
+    const uid = at(podSpec, 'securityContext', 'runAsUser');
+    assert.ok(typeof uid === 'number' && uid > 0);
+    const sc = obj(container, 'securityContext');
+    assert.equal(sc['runAsNonRoot'], true);
+    assert.equal(sc['readOnlyRootFilesystem'], true);
+    assert.equal(sc['allowPrivilegeEscalation'], false);
+    assert.deepEqual(at(sc, 'capabilities', 'drop'), ['ALL']);
+    assert.equal(at(sc, 'seccompProfile', 'type'), 'RuntimeDefault');
+    assert.equal(sc['privileged'], undefined);
+    assert.equal(podSpec['hostNetwork'], undefined);
+    assert.equal(podSpec['automountServiceAccountToken'], true);
+    assert.equal(podSpec['serviceAccountName'], at(one('v1/ServiceAccount'), 'metadata', 'name'));
+    const ns = one('v1/Namespace');
+    assert.equal(at(ns, 'metadata', 'labels', 'pod-security.kubernetes.io/enforce'), 'restricted');
+  });
+
+  it('sets resources', () => {
+    assert.ok(at(container, 'resources', 'requests', 'cpu'));
+    assert.ok(at(container, 'resources', 'requests', 'memory'));
+    assert.ok(at(container, 'resources', 'limits', 'memory'));
+  });
+
+  it('serves on 9443 with the Secret-mounted certificate, metrics on 8080', () => {
+    const ports = new Map(objs(container, 'ports').map((p) => [p['name'], p['containerPort']]));
+    assert.deepEqual(
+      [...ports],
+      [
+        ['webhook', 9443],
+        ['metrics', 8080],
+      ],
+    );
+    assert.equal(env.get('SIDECARSET_PORT'), '9443');
+    assert.equal(env.get('SIDECARSET_METRICS_PORT'), '8080');
+    assert.equal(env.has('SIDECARSET_SIDECARSETS'), false, 'cluster mode');
+    const [mount] = objs(container, 'volumeMounts');
+    assert.ok(mount);
+    assert.equal(mount['readOnly'], true);
+    const dir = String(mount['mountPath']);
+    assert.equal(env.get('SIDECARSET_CERT'), `${dir}/tls.crt`);
+    assert.equal(env.get('SIDECARSET_KEY'), `${dir}/tls.key`);
+    const volume = objs(podSpec, 'volumes').find((v) => v['name'] === mount['name']);
+    assert.equal(at(volume, 'secret', 'secretName'), SECRET);
+    assert.equal(at(volume, 'secret', 'defaultMode'), 0o440);
+  });
+
+  it('probes /healthz and /readyz over HTTPS on the webhook port', () => {
+    for (const [probe, path] of [
+      ['startupProbe', ENDPOINTS.healthz],
+      ['livenessProbe', ENDPOINTS.healthz],
+      ['readinessProbe', ENDPOINTS.readyz],
+    ] as const) {
+      assert.deepEqual(at(container, probe, 'httpGet'), { path, port: 'webhook', scheme: 'HTTPS' });
+    }
+  });
+
+  it('is reached through the Service: 443 to the webhook port, 8080 to metrics', () => {
+    const service = one('v1/Service');
+    assert.deepEqual(at(service, 'spec', 'selector'), selector);
+    const ports = objs(service, 'spec', 'ports').map((p) => [p['port'], p['targetPort']]);
+    assert.deepEqual(ports, [
+      [443, 'webhook'],
+      [8080, 'metrics'],
+    ]);
+    const annotations = obj(deployment, 'spec', 'template', 'metadata', 'annotations');
+    assert.equal(annotations['prometheus.io/port'], '8080');
+    assert.equal(annotations['prometheus.io/path'], ENDPOINTS.metrics);
+  });
+});
+
+describe('RBAC', () => {
+  it('grants only get/list/watch on sidecarsets and namespaces, to the ServiceAccount', () => {
+    const role = one('rbac.authorization.k8s.io/v1/ClusterRole');
+    const rules = objs(role, 'rules').map((r) => ({
+      apiGroups: r['apiGroups'],
+      resources: r['resources'],
+      verbs: r['verbs'],
+    }));
+    assert.deepEqual(rules, [
+      {
+        apiGroups: ['apps.kruise.io'],
+        resources: ['sidecarsets'],
+        verbs: ['get', 'list', 'watch'],
+      },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+    ]);
+    const binding = one('rbac.authorization.k8s.io/v1/ClusterRoleBinding');
+    assert.deepEqual(at(binding, 'roleRef'), {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: at(role, 'metadata', 'name'),
+    });
+    const sa = one('v1/ServiceAccount');
+    assert.deepEqual(at(binding, 'subjects'), [
+      { kind: 'ServiceAccount', name: at(sa, 'metadata', 'name'), namespace: NAMESPACE },
+    ]);
+  });
+});
+
+describe('webhook configurations', () => {
+  const mutating = one('admissionregistration.k8s.io/v1/MutatingWebhookConfiguration');
+  const validating = one('admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration');
+  const service = one('v1/Service');
+  const all = [...objs(mutating, 'webhooks'), ...objs(validating, 'webhooks')];
+  const byPath = new Map(all.map((w) => [at(w, 'clientConfig', 'service', 'path'), w]));
+
+  it('registers exactly the three admission endpoints', () => {
+    assert.deepEqual(
+      [...byPath.keys()].sort(),
+      [ENDPOINTS.mutatePods, ENDPOINTS.mutateSidecarSets, ENDPOINTS.validateSidecarSets].sort(),
+    );
+    assert.equal(all.length, 3);
+  });
+
+  it('calls the Service on 443 with the caBundle placeholder, v1 and v1beta1, no side effects', () => {
+    for (const w of all) {
+      assert.deepEqual(obj(w, 'clientConfig', 'service'), {
+        name: at(service, 'metadata', 'name'),
+        namespace: NAMESPACE,
+        path: at(w, 'clientConfig', 'service', 'path'),
+        port: 443,
+      });
+      assert.equal(at(w, 'clientConfig', 'caBundle'), PLACEHOLDER);
+      assert.equal(Buffer.from(PLACEHOLDER, 'base64').toString(), 'CA_BUNDLE_PLACEHOLDER');
+      assert.deepEqual(at(w, 'admissionReviewVersions'), ['v1', 'v1beta1']);
+      assert.equal(at(w, 'sideEffects'), 'None');
+      assert.equal(at(w, 'matchPolicy'), 'Equivalent');
+      assert.equal(at(w, 'timeoutSeconds'), 5);
+    }
+    for (const w of objs(mutating, 'webhooks')) assert.equal(w['reinvocationPolicy'], 'IfNeeded');
+  });
+
+  it('sends pod CREATE to /mutate-pods, failing open, never for system namespaces', () => {
+    const w = byPath.get(ENDPOINTS.mutatePods);
+    assert.deepEqual(at(w, 'rules'), [
+      {
+        apiGroups: [''],
+        apiVersions: ['v1'],
+        operations: ['CREATE'],
+        resources: ['pods'],
+        scope: 'Namespaced',
+      },
+    ]);
+    assert.equal(at(w, 'failurePolicy'), 'Ignore');
+    const [byName, byLabel] = objs(w, 'namespaceSelector', 'matchExpressions');
+    assert.deepEqual(byName, {
+      key: 'kubernetes.io/metadata.name',
+      operator: 'NotIn',
+      values: ['kube-system', 'kube-node-lease', NAMESPACE],
+    });
+    // The webhook's own namespace carries the opt-out label too.
+    const labels = obj(one('v1/Namespace'), 'metadata', 'labels');
+    assert.ok(byLabel);
+    assert.equal(byLabel['operator'], 'NotIn');
+    assert.deepEqual(byLabel['values'], [labels[String(byLabel['key'])]]);
+    assert.equal(at(one('v1/Namespace'), 'metadata', 'name'), NAMESPACE);
+  });
+
+  it('sends SidecarSet CREATE/UPDATE to the mutating and validating endpoints, failing closed', () => {
+    for (const path of [ENDPOINTS.mutateSidecarSets, ENDPOINTS.validateSidecarSets]) {
+      const w = byPath.get(path);
+      assert.deepEqual(at(w, 'rules'), [
+        {
+          apiGroups: ['apps.kruise.io'],
+          apiVersions: ['v1alpha1'],
+          operations: ['CREATE', 'UPDATE'],
+          resources: ['sidecarsets'],
+          scope: 'Cluster',
+        },
+      ]);
+      assert.equal(at(w, 'failurePolicy'), 'Fail');
+    }
+    assert.ok(
+      objs(validating, 'webhooks').includes(obj(byPath.get(ENDPOINTS.validateSidecarSets))),
+    );
+  });
+
+  it('has the cert-manager overlay inject the CA of the Certificate the Deployment mounts', () => {
+    const [overlay] = parseFile(join(MANIFESTS, 'cert-manager', 'kustomization.yaml'));
+    assert.ok(list(overlay, 'resources').includes('../base'));
+    const patched = objs(overlay, 'patches').flatMap((p) => parseText(String(p['patch']), 'patch'));
+    const cert = one('cert-manager.io/v1/Certificate', SECRET);
+    for (const config of [mutating, validating]) {
+      const patch = patched.find(
+        (p) =>
+          p['kind'] === config['kind'] &&
+          at(p, 'metadata', 'name') === at(config, 'metadata', 'name'),
+      );
+      assert.equal(
+        at(patch, 'metadata', 'annotations', 'cert-manager.io/inject-ca-from'),
+        `${NAMESPACE}/${String(at(cert, 'metadata', 'name'))}`,
+      );
+    }
+    assert.equal(at(cert, 'spec', 'secretName'), SECRET);
+    const svc = String(at(service, 'metadata', 'name'));
+    assert.deepEqual(at(cert, 'spec', 'dnsNames'), [
+      svc,
+      `${svc}.${NAMESPACE}`,
+      `${svc}.${NAMESPACE}.svc`,
+      `${svc}.${NAMESPACE}.svc.cluster.local`,
+    ]);
+    const issuer = one('cert-manager.io/v1/Issuer', String(at(cert, 'spec', 'issuerRef', 'name')));
+    const ca = one(
+      'cert-manager.io/v1/Certificate',
+      String(at(issuer, 'spec', 'ca', 'secretName')),
+    );
+    assert.equal(at(ca, 'spec', 'isCA'), true);
+    one('cert-manager.io/v1/Issuer', String(at(ca, 'spec', 'issuerRef', 'name')));
+  });
+});
+
+describe('the SidecarSet CRD', () => {
+  const crd = one('apiextensions.k8s.io/v1/CustomResourceDefinition', 'sidecarsets.apps.kruise.io');
+  const [version] = objs(crd, 'spec', 'versions');
+  assert.ok(version);
+  const schema = obj(version, 'schema', 'openAPIV3Schema');
+
+  it('is cluster-scoped apps.kruise.io/v1alpha1 with status and OpenKruise printer columns', () => {
+    assert.equal(at(crd, 'spec', 'group'), 'apps.kruise.io');
+    assert.equal(at(crd, 'spec', 'scope'), 'Cluster');
+    assert.deepEqual(at(crd, 'spec', 'names'), {
+      kind: 'SidecarSet',
+      listKind: 'SidecarSetList',
+      plural: 'sidecarsets',
+      singular: 'sidecarset',
+    });
+    assert.equal(version['name'], 'v1alpha1');
+    assert.equal(version['served'], true);
+    assert.equal(version['storage'], true);
+    assert.deepEqual(at(version, 'subresources'), { status: {} });
+    const columns = objs(version, 'additionalPrinterColumns').map((c) => [
+      c['name'],
+      c['jsonPath'],
+      c['type'],
+    ]);
+    assert.deepEqual(columns, [
+      ['MATCHED', '.status.matchedPods', 'integer'],
+      ['UPDATED', '.status.updatedPods', 'integer'],
+      ['READY', '.status.readyPods', 'integer'],
+      ['AGE', '.metadata.creationTimestamp', 'date'],
+    ]);
+  });
+
+  it('is up to date with scripts/gen-crd.ts (node --import tsx scripts/gen-crd.ts)', async () => {
+    assert.deepEqual(crd, buildCrd());
+    const file = join(MANIFESTS, 'base', 'crd', 'apps.kruise.io_sidecarsets.yaml');
+    assert.equal(readFileSync(file, 'utf8'), await renderCrd());
+  });
+
+  it('has a structural schema', () => {
+    assert.deepEqual(structuralErrors(schema), []);
+  });
+
+  it('types the status fields', () => {
+    const status = obj(schema, 'properties', 'status', 'properties');
+    for (const field of ['matchedPods', 'updatedPods', 'readyPods', 'updatedReadyPods']) {
+      assert.deepEqual(
+        [at(status, field, 'type'), at(status, field, 'format')],
+        ['integer', 'int32'],
+      );
+    }
+    assert.equal(at(status, 'observedGeneration', 'format'), 'int64');
+    assert.equal(at(status, 'latestRevision', 'type'), 'string');
+  });
+
+  const validate = compileCrdSchema(schema);
+  const exampleDirs = [join(ROOT, 'examples'), resolve(ROOT, '../shared/examples')];
+  const examples = exampleDirs
+    .filter((d) => existsSync(d))
+    .flatMap(walk)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .flatMap((file) => parseFile(file).map((doc) => ({ file, doc })))
+    .filter((m) => m.doc['kind'] === 'SidecarSet');
+
+  it('accepts every example SidecarSet without pruning a field', () => {
+    assert.ok(examples.length >= 4, `found ${examples.length} examples`);
+    for (const { file, doc } of examples) {
+      assert.equal(at(doc, 'apiVersion'), 'apps.kruise.io/v1alpha1', file);
+      assert.equal(obj(doc, 'metadata')['namespace'], undefined, `${file}: cluster-scoped`);
+      const ok = validate(doc);
+      assert.ok(ok, `${file}: ${JSON.stringify(validate.errors)}`);
+    }
+  });
+
+  it('accepts the whole v1alpha1 field set', () => {
+    const full = {
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: 'full', labels: { 'apps.kruise.io/sidecarset-custom-version': 'v1' } },
+      spec: {
+        selector: {
+          matchLabels: { app: 'a' },
+          matchExpressions: [{ key: 'k', operator: 'Exists' }],
+        },
+        namespace: 'ns',
+        namespaceSelector: { matchLabels: { team: 'a' } },
+        initContainers: [
+          {
+            name: 'init',
+            image: 'busybox',
+            restartPolicy: 'Always',
+            podInjectPolicy: 'AfterAppContainer',
+          },
+        ],
+        containers: [
+          {
+            name: 'proxy',
+            image: 'envoy:1',
+            command: ['envoy'],
+            ports: [{ containerPort: 15001 }],
+            env: [{ name: 'A', value: 'b' }],
+            resources: { limits: { cpu: '1' } },
+            podInjectPolicy: 'BeforeAppContainer',
+            upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' },
+            shareVolumePolicy: { type: 'enabled' },
+            shareVolumeDevicePolicy: { type: 'disabled' },
+            transferEnv: [
+              { sourceContainerName: 'app', envName: 'TZ', envNames: ['LANG'] },
+              {
+                sourceContainerNameFrom: { fieldRef: { fieldPath: "metadata.labels['c']" } },
+                envName: 'X',
+              },
+            ],
+          },
+          {
+            name: 'sized',
+            image: 'x:1',
+            resourcesPolicy: {
+              targetContainersMode: 'sum',
+              targetContainersNameRegex: '.*',
+              resourcesExpr: { limits: { cpu: 'cpu*50%' }, requests: { memory: 'memory' } },
+            },
+          },
+        ],
+        volumes: [
+          { name: 'v', emptyDir: {} },
+          { name: 'c', configMap: { name: 'cm' } },
+        ],
+        updateStrategy: {
+          type: 'RollingUpdate',
+          paused: false,
+          selector: { matchLabels: { canary: 'true' } },
+          partition: '10%',
+          maxUnavailable: 2,
+          priorityStrategy: {
+            weightPriority: [{ weight: 50, matchSelector: { matchLabels: { p: 'high' } } }],
+            orderPriority: [{ orderedKey: 'prio' }],
+          },
+          scatterStrategy: [{ key: 'app', value: 'a' }, { key: 'zone' }],
+        },
+        injectionStrategy: {
+          paused: false,
+          revision: { customVersion: 'v1', revisionName: 'r', policy: 'Partial' },
+        },
+        imagePullSecrets: [{ name: 'regcred' }],
+        revisionHistoryLimit: 10,
+        patchPodMetadata: [{ annotations: { a: 'b' }, patchPolicy: 'MergePatchJson' }],
+      },
+      status: {
+        observedGeneration: 3,
+        matchedPods: 1,
+        updatedPods: 1,
+        readyPods: 1,
+        updatedReadyPods: 1,
+        latestRevision: 'full-abc',
+        collisionCount: 0,
+      },
+    };
+    assert.ok(validate(full), JSON.stringify(validate.errors));
+  });
+
+  it('rejects what the API server would reject or prune', () => {
+    const base = (spec: Obj): Obj => ({
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: 'x' },
+      spec: { selector: { matchLabels: { a: 'b' } }, ...spec },
+    });
+    const bad: readonly Obj[] = [
+      base({ unknownField: 1 }),
+      base({ updateStrategy: { type: 'Sometimes' } }),
+      base({ updateStrategy: { maxUnavailable: true } }),
+      base({ containers: [{ image: 'no-name' }] }),
+      base({ containers: [{ name: 'c', podInjectPolicy: 'Middle' }] }),
+      base({ revisionHistoryLimit: 'ten' }),
+      base({ selector: { matchLabels: { a: 1 } } }),
+      { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'x' } },
+    ];
+    for (const doc of bad) assert.equal(validate(doc), false, JSON.stringify(doc));
+  });
+});
+
+describe('kustomize build (when kubectl is installed)', () => {
+  const kubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
+  const skip = kubectl.status === 0 ? false : 'kubectl is not installed';
+
+  function build(dir: string): Obj[] {
+    const r = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return parseText(r.stdout, `kubectl kustomize ${dir}`);
+  }
+
+  it('builds manifests/ into every resource of base/', { skip }, () => {
+    const built = build(MANIFESTS);
+    const kinds = built.map((d) => `${String(d['kind'])}/${String(at(d, 'metadata', 'name'))}`);
+    const expected = resources
+      .filter((m) => m.file.startsWith(join(MANIFESTS, 'base')))
+      .map((m) => `${String(m.doc['kind'])}/${String(at(m.doc, 'metadata', 'name'))}`);
+    assert.deepEqual(kinds.sort(), expected.sort());
+  });
+
+  it('builds manifests/cert-manager with the CA injection annotations', { skip }, () => {
+    const built = build(join(MANIFESTS, 'cert-manager'));
+    const configs = built.filter((d) => String(d['kind']).endsWith('WebhookConfiguration'));
+    assert.equal(configs.length, 2);
+    for (const c of configs) {
+      assert.equal(
+        at(c, 'metadata', 'annotations', 'cert-manager.io/inject-ca-from'),
+        `${NAMESPACE}/${SECRET}`,
+      );
+    }
+    assert.equal(
+      built.filter((d) => String(d['apiVersion']).startsWith('cert-manager.io')).length,
+      4,
+    );
+  });
+});
