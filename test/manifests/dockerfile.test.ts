@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+
+const root = new URL('../../', import.meta.url);
+const text = readFileSync(new URL('Dockerfile', root), 'utf8');
+
+interface Stage {
+  readonly from: string;
+  readonly name: string;
+  readonly instructions: readonly (readonly [string, string])[];
+}
+
+/** Dockerfile instructions per stage (comments dropped, continuation lines joined). */
+function stages(dockerfile: string): Stage[] {
+  const lines = dockerfile
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
+  const out: { from: string; name: string; instructions: [string, string][] }[] = [];
+  for (const line of lines) {
+    const m = /^(\w+)\s+(.*)$/.exec(line);
+    assert.ok(m, line);
+    const [, op = '', args = ''] = m;
+    if (op.toUpperCase() === 'FROM') {
+      const f = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(args);
+      assert.ok(f, line);
+      out.push({ from: f[1] ?? '', name: f[2] ?? '', instructions: [] });
+    } else {
+      out.at(-1)?.instructions.push([op.toUpperCase(), args]);
+    }
+  }
+  return out;
+}
+
+function args(stage: Stage, op: string): string[] {
+  return stage.instructions.filter(([o]) => o === op).map(([, a]) => a);
+}
+
+describe('Dockerfile', () => {
+  const all = stages(text);
+  const [build, runtime] = all;
+  assert.ok(build && runtime);
+  const nodeImage = /^ARG NODE_IMAGE=(\S+)$/m.exec(text)?.[1] ?? '';
+
+  it('is multi-stage on Node 24', () => {
+    assert.equal(all.length, 2);
+    assert.match(nodeImage, /^node:24[-.]/);
+    assert.equal(build.from, '${NODE_IMAGE}');
+    assert.equal(runtime.from, '${NODE_IMAGE}');
+  });
+
+  it('builds with all dependencies in the build stage', () => {
+    const runs = args(build, 'RUN');
+    assert.ok(runs.some((r) => /^npm ci\b/.test(r) && !r.includes('--omit=dev')));
+    assert.ok(runs.includes('npm run build'));
+  });
+
+  it('installs production dependencies only, without lifecycle scripts, in the runtime stage', () => {
+    const installs = args(runtime, 'RUN').filter((r) => r.includes('npm'));
+    assert.ok(installs.length > 0);
+    for (const r of installs) {
+      if (!/npm ci|npm install|npm i\b/.test(r)) continue;
+      assert.match(r, /npm ci --omit=dev --ignore-scripts/);
+    }
+    const copies = args(runtime, 'COPY');
+    assert.ok(copies.includes('--from=build /app/dist ./dist'));
+    assert.ok(copies.includes('bin ./bin'));
+    for (const c of copies) assert.doesNotMatch(c, /node_modules|\bsrc\b|tsconfig/);
+  });
+
+  it('runs as a numeric non-root user with the serve entrypoint', () => {
+    const [user] = args(runtime, 'USER');
+    assert.match(user ?? '', /^[1-9]\d*(:\d+)?$/);
+    assert.deepEqual(args(runtime, 'ENTRYPOINT'), ['["node", "/app/bin/sidecarset.js", "serve"]']);
+    assert.deepEqual(args(runtime, 'EXPOSE'), ['9443 8080']);
+    // USER comes after every RUN, so nothing runs as root after the switch, nor needs to.
+    const ops = runtime.instructions.map(([o]) => o);
+    assert.ok(ops.lastIndexOf('RUN') < ops.indexOf('USER'));
+  });
+
+  it('matches the Deployment: same UID, entrypoint needs no args', () => {
+    const deployment = readFileSync(
+      new URL('manifests/base/webhook/deployment.yaml', root),
+      'utf8',
+    );
+    const [user] = args(runtime, 'USER');
+    assert.match(deployment, new RegExp(`runAsUser: ${(user ?? '').split(':')[0] ?? ''}\\n`));
+    assert.doesNotMatch(deployment, /^\s+(command|args):/m);
+  });
+
+  it('keeps the build context small and free of secrets', () => {
+    const ignore = readFileSync(new URL('.dockerignore', root), 'utf8').split('\n');
+    for (const entry of ['node_modules', 'dist', '.git', 'certs', 'coverage']) {
+      assert.ok(ignore.includes(entry), entry);
+    }
+    // Everything the Dockerfile copies from the context is not ignored.
+    for (const entry of ['src', 'bin', 'package.json', 'package-lock.json', 'tsconfig.json']) {
+      assert.ok(!ignore.includes(entry), entry);
+    }
+  });
+});
