@@ -1,10 +1,162 @@
-export interface Io {
-  stdin: NodeJS.ReadableStream;
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
+/** The `sidecarset` command line. No side effects here beyond the streams passed in. */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+
+import { SidecarSetError } from '../core/errors.js';
+import { runInject } from './inject.js';
+import type { Io } from './io.js';
+import { UsageError } from './io.js';
+import type { ServeOptions } from './serve.js';
+import { runServe } from './serve.js';
+import { runValidate } from './validate.js';
+
+export type { Io } from './io.js';
+
+export interface MainEnv {
+  now?: () => Date;
 }
 
-export function main(_argv: string[], io: Io): Promise<number> {
-  io.stdout.write('sidecarset\n');
-  return Promise.resolve(0);
+const VERSION = '0.1.0';
+
+export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): Promise<number> {
+  const now = env.now ?? (() => new Date());
+  let exitCode = 0;
+  const program = new Command('sidecarset')
+    .description('SidecarSet (apps.kruise.io/v1alpha1) sidecar injection and in-place upgrades')
+    .version(VERSION)
+    .exitOverride()
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+    });
+
+  program
+    .command('inject')
+    .description(
+      'print objects as the pod admission webhook would leave them (like istioctl kube-inject)',
+    )
+    .requiredOption('--sidecarsets <path>', 'SidecarSet manifests: a file or a directory')
+    .option('--namespaces <file>', 'Namespace objects whose labels feed namespaceSelector')
+    .requiredOption('-f, --filename <file>', 'a Pod or workload manifest, or - for stdin')
+    .addOption(
+      new Option('-o, --output <format>', 'output format')
+        .choices(['yaml', 'json'])
+        .default('yaml'),
+    )
+    .option('--explain', 'print on stderr, per SidecarSet, whether it matched and why not', false)
+    .action(
+      async (opts: {
+        sidecarsets: string;
+        namespaces?: string;
+        filename: string;
+        output: 'yaml' | 'json';
+        explain: boolean;
+      }) => {
+        exitCode = await runInject(opts, io, now());
+      },
+    );
+
+  program
+    .command('validate')
+    .description(
+      'check SidecarSet manifests as the validating webhook would; exit 1 on any problem',
+    )
+    .requiredOption('--sidecarsets <path>', 'SidecarSet manifests: a file or a directory')
+    .action(async (opts: { sidecarsets: string }) => {
+      exitCode = await runValidate(opts, io);
+    });
+
+  program
+    .command('serve')
+    .description('run the admission webhook over HTTPS (every flag also reads SIDECARSET_<FLAG>)')
+    .addOption(
+      new Option(
+        '--sidecarsets <path>',
+        'files mode: SidecarSet manifests, reloaded on change',
+      ).env('SIDECARSET_SIDECARSETS'),
+    )
+    .addOption(
+      new Option('--namespaces <file>', 'files mode: Namespace objects for namespaceSelector').env(
+        'SIDECARSET_NAMESPACES',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--kubeconfig <file>',
+        'cluster mode: kubeconfig (default: in-cluster or $KUBECONFIG)',
+      ).env('SIDECARSET_KUBECONFIG'),
+    )
+    .addOption(
+      new Option('--port <port>', 'HTTPS port')
+        .env('SIDECARSET_PORT')
+        .default(9443)
+        .argParser(parsePort),
+    )
+    .addOption(
+      new Option('--host <host>', 'address to listen on').env('SIDECARSET_HOST').default('0.0.0.0'),
+    )
+    .addOption(
+      new Option('--cert <file>', 'serving certificate (PEM), reloaded on change').env(
+        'SIDECARSET_CERT',
+      ),
+    )
+    .addOption(new Option('--key <file>', 'private key of --cert (PEM)').env('SIDECARSET_KEY'))
+    .addOption(
+      new Option('--metrics-port <port>', 'also serve /metrics, /healthz, /readyz over plain HTTP')
+        .env('SIDECARSET_METRICS_PORT')
+        .argParser(parsePort),
+    )
+    .addOption(
+      new Option('--log-level <level>', 'pino log level')
+        .env('SIDECARSET_LOG_LEVEL')
+        .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace'])
+        .default('info'),
+    )
+    .addOption(
+      new Option(
+        '--dev-cert-dir <dir>',
+        'where the development certificate goes without --cert/--key',
+      )
+        .env('SIDECARSET_DEV_CERT_DIR')
+        .default('certs/dev'),
+    )
+    .action(async (opts: ServeOptions) => {
+      exitCode = await runServe(opts, io);
+    });
+
+  try {
+    if (argv.length === 0) {
+      program.outputHelp();
+      return 2;
+    }
+    await program.parseAsync([...argv], { from: 'user' });
+    return exitCode;
+  } catch (err) {
+    return reportError(err, io);
+  }
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new InvalidArgumentError('a port is an integer from 0 to 65535');
+  }
+  return port;
+}
+
+function reportError(err: unknown, io: Io): number {
+  if (err instanceof CommanderError) {
+    // Help and version exit through here too, with code 0; commander printed the message itself.
+    return err.exitCode === 0 ? 0 : 2;
+  }
+  if (err instanceof UsageError) {
+    io.stderr.write(`error: ${err.message}\n`);
+    return 2;
+  }
+  const message =
+    err instanceof SidecarSetError
+      ? err.message
+      : `internal error: ${err instanceof Error ? err.message : String(err)}`;
+  io.stderr.write(`error: ${message}\n`);
+  return 1;
 }

@@ -5,8 +5,15 @@ import type { Labels } from './selector.js';
 import { isEmptySelector, selectorMatches, selectorMatchesAll } from './selector.js';
 import type { SidecarSet } from './sidecarset-types.js';
 
-/** Namespace name → that Namespace object's labels. A namespace absent here does not exist. */
-export type NamespaceLabels = ReadonlyMap<string, Labels>;
+/** Namespace name → that Namespace object's labels; undefined when the namespace does not exist. */
+export interface NamespaceLabels {
+  get(name: string): Labels | undefined;
+}
+
+/** Every namespace exists, with only the label the API server always sets (Kubernetes ≥ 1.21). */
+export const ANY_NAMESPACE: NamespaceLabels = {
+  get: (name) => minimalNamespaceLabels(name),
+};
 
 export type MatchResult = { matched: true } | { matched: false; reason: string };
 

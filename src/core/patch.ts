@@ -1,9 +1,41 @@
-/** The JSON patch (RFC 6902) that turns the original object into the mutated one. */
-import jsonPatch from 'fast-json-patch';
+/**
+ * The JSON patch (RFC 6902) that turns the original object into the mutated one. Objects are
+ * compared key by key; an array that changed is replaced whole. That keeps patches short and
+ * readable (`replace /spec/containers` rather than a dozen index-wise edits after a sidecar is
+ * put in front), and it never depends on the order in which ops are applied.
+ */
 import type { Operation } from 'fast-json-patch';
+
+import { deepEqual, isPlainObject } from './json.js';
 
 export type { Operation as JsonPatchOperation } from 'fast-json-patch';
 
 export function diffAsJsonPatch(original: unknown, mutated: unknown): Operation[] {
-  return jsonPatch.compare(original as object, mutated as object);
+  const ops: Operation[] = [];
+  diff(original, mutated, '', ops);
+  return ops;
+}
+
+function diff(before: unknown, after: unknown, path: string, ops: Operation[]): void {
+  if (isPlainObject(before) && isPlainObject(after)) {
+    for (const key of Object.keys(before)) {
+      if (before[key] !== undefined && after[key] === undefined) {
+        ops.push({ op: 'remove', path: `${path}/${escape(key)}` });
+      }
+    }
+    for (const [key, value] of Object.entries(after)) {
+      if (value === undefined) continue;
+      const child = `${path}/${escape(key)}`;
+      if (before[key] === undefined)
+        ops.push({ op: 'add', path: child, value: structuredClone(value) });
+      else diff(before[key], value, child, ops);
+    }
+    return;
+  }
+  if (!deepEqual(before, after)) ops.push({ op: 'replace', path, value: structuredClone(after) });
+}
+
+/** RFC 6901: `~` and `/` inside a key. */
+function escape(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }

@@ -1,0 +1,40 @@
+/**
+ * The SidecarSet cache behind one interface. The webhook reads a plain, immutable snapshot per
+ * request; whoever keeps the cache (files or a cluster) swaps in a new snapshot on change.
+ */
+import type { NamespaceLabels } from '../core/match.js';
+import type { InjectionSnapshot } from '../core/pod-mutation.js';
+import type { SidecarSetIndex } from '../core/sidecarset-index.js';
+import { buildSidecarSetIndex } from '../core/sidecarset-index.js';
+import type { SidecarSet } from '../core/sidecarset-types.js';
+
+export interface Snapshot extends InjectionSnapshot {
+  readonly sidecarSets: SidecarSetIndex;
+  readonly namespaces: NamespaceLabels;
+  /** Number of namespaces known, or undefined when every namespace is assumed to exist. */
+  readonly namespaceCount: number | undefined;
+}
+
+export interface SnapshotSource {
+  /** The current snapshot; cheap, call it per request. */
+  read(): Snapshot;
+  /** True once the first complete load or list has finished. */
+  isSynced(): boolean;
+  /** Resolves once synced; rejects if the first load fails. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function makeSnapshot(
+  sidecarSets: readonly SidecarSet[],
+  namespaces: NamespaceLabels,
+  namespaceCount: number | undefined,
+): Snapshot {
+  return {
+    sidecarSets: buildSidecarSetIndex(sidecarSets),
+    namespaces,
+    namespaceCount,
+    // ControllerRevisions are not kept yet: a SidecarSet pinned to a revision fails injection.
+    revisions: () => [],
+  };
+}

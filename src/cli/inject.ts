@@ -1,0 +1,75 @@
+/** `sidecarset inject`: the objects as the pod webhook would leave them (like istioctl kube-inject). */
+import { stringify } from 'yaml';
+
+import { ANY_NAMESPACE, podNamespace } from '../core/match.js';
+import type { InjectionSnapshot } from '../core/pod-mutation.js';
+import { mutatePod } from '../core/pod-mutation.js';
+import { buildSidecarSetIndex, explainMatches } from '../core/sidecarset-index.js';
+import { podViewOf } from '../core/workload.js';
+import { inputError, readManifests } from '../io/documents.js';
+import type { Io } from './io.js';
+import { describeProblems, loadNamespaces, loadSidecarSets } from '../io/loaders.js';
+
+export interface InjectOptions {
+  sidecarsets: string;
+  namespaces?: string;
+  filename: string;
+  output: 'yaml' | 'json';
+  explain: boolean;
+}
+
+export async function runInject(options: InjectOptions, io: Io, now: Date): Promise<number> {
+  const prepared = await loadSidecarSets(options.sidecarsets);
+  if (prepared.problems.length > 0) {
+    io.stderr.write(`invalid SidecarSets:\n${describeProblems(prepared).join('\n')}\n`);
+    return 1;
+  }
+  const given =
+    options.namespaces === undefined ? undefined : await loadNamespaces(options.namespaces);
+  const docs = await readManifests(options.filename, io.stdin);
+  // Without --namespaces every namespace exists with the labels the API server always sets.
+  const snapshot: InjectionSnapshot = {
+    sidecarSets: buildSidecarSetIndex(prepared.sidecarSets),
+    namespaces: given ?? ANY_NAMESPACE,
+    revisions: () => [],
+  };
+  const results: Record<string, unknown>[] = [];
+  for (const doc of docs) {
+    const view = podViewOf(doc.object);
+    if (typeof view === 'string') throw inputError(doc.source, view);
+    const namespace = podNamespace(view.pod);
+    if (options.explain) {
+      for (const { name, result } of explainMatches(
+        snapshot.sidecarSets,
+        view.pod,
+        namespace,
+        snapshot.namespaces,
+      )) {
+        io.stderr.write(
+          `${doc.source}: SidecarSet ${name}: ${result.matched ? 'matched' : `not matched: ${result.reason}`}\n`,
+        );
+      }
+    }
+    const mutation = mutatePod({ operation: 'CREATE', pod: view.pod }, snapshot, {
+      now,
+      random: Math.random,
+    });
+    if (mutation.kind === 'mutated') {
+      for (const w of mutation.warnings) io.stderr.write(`${doc.source}: warning: ${w}\n`);
+      results.push(view.withPod(mutation.pod));
+    } else {
+      results.push(doc.object);
+    }
+  }
+  io.stdout.write(render(results, options.output));
+  return 0;
+}
+
+function render(objects: Record<string, unknown>[], output: 'yaml' | 'json'): string {
+  if (output === 'json') {
+    const value =
+      objects.length === 1 ? objects[0] : { apiVersion: 'v1', kind: 'List', items: objects };
+    return `${JSON.stringify(value, null, 2)}\n`;
+  }
+  return objects.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
+}

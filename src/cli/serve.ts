@@ -1,0 +1,187 @@
+/**
+ * `sidecarset serve`: the composition root of the webhook. Everything is wired here and nowhere
+ * else: logger, SidecarSet cache, certificates, HTTPS app, metrics port, graceful shutdown.
+ */
+import { Server as HttpsServer } from 'node:https';
+
+import { KubeConfig } from '@kubernetes/client-node';
+import closeWithGrace from 'close-with-grace';
+import { fastify } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import type { Logger } from 'pino';
+
+import { createFilesSource } from '../cache/files-source.js';
+import type { SnapshotSource } from '../cache/snapshot.js';
+import { createClusterSource } from '../k8s/cluster-source.js';
+import { buildApp } from '../server/app.js';
+import { registerHealthRoutes } from '../server/health-routes.js';
+import type { WebhookMetrics } from '../server/metrics.js';
+import { createMetrics } from '../server/metrics.js';
+import type { TlsPair, TlsWatch } from '../server/tls.js';
+import { ensureDevCertificates, readTlsPair, watchTlsPair } from '../server/tls.js';
+import type { Io } from './io.js';
+import { UsageError } from './io.js';
+
+export interface ServeOptions {
+  sidecarsets?: string;
+  namespaces?: string;
+  kubeconfig?: string;
+  port: number;
+  host: string;
+  cert?: string;
+  key?: string;
+  metricsPort?: number;
+  logLevel: string;
+  devCertDir: string;
+}
+
+export interface Served {
+  /** Addresses actually bound (port 0 picks a free port). */
+  url: string;
+  metricsUrl?: string;
+  close(): Promise<void>;
+}
+
+/** Starts everything; resolves once the webhook listens. */
+export async function startServe(options: ServeOptions, io: Io): Promise<Served> {
+  if ((options.cert === undefined) !== (options.key === undefined)) {
+    throw new UsageError('--cert and --key go together');
+  }
+  if (options.sidecarsets === undefined && options.namespaces !== undefined) {
+    throw new UsageError(
+      '--namespaces needs --sidecarsets (files mode); in a cluster, Namespaces are watched',
+    );
+  }
+  const logger = pino({ level: options.logLevel, base: { service: 'sidecarset' } }, io.stdout);
+  // The cache-size gauge reads the source lazily, at scrape time.
+  const metrics = createMetrics(() => source);
+  const source = createSource(options, logger, metrics);
+  const tls = await loadCertificate(options, logger);
+  metrics.certificateExpiry.set(tls.pair.notAfter.getTime() / 1000);
+
+  const app = buildApp({
+    source,
+    logger,
+    metrics,
+    now: () => new Date(),
+    random: Math.random,
+    https: { cert: tls.pair.cert, key: tls.pair.key },
+  });
+  const certWatch = watchCertificate(options, app, metrics, logger);
+
+  // Files mode fails fast on bad input; cluster mode serves /readyz 503 until the informers sync.
+  if (options.sidecarsets !== undefined) await source.start();
+  else
+    source.start().catch((err: unknown) => {
+      logger.error({ err }, 'SidecarSet cache failed');
+    });
+
+  const url = await app.listen({ port: options.port, host: options.host });
+  let metricsApp: FastifyInstance | undefined;
+  let metricsUrl: string | undefined;
+  if (options.metricsPort !== undefined) {
+    metricsApp = fastify({ loggerInstance: logger }) as unknown as FastifyInstance;
+    registerHealthRoutes(metricsApp, { source, metrics });
+    metricsUrl = await metricsApp.listen({ port: options.metricsPort, host: options.host });
+  }
+  const port = new URL(url).port;
+  logger.info(
+    { url, metricsUrl, mode: options.sidecarsets ? 'files' : 'cluster' },
+    'webhook listening',
+  );
+  if (tls.caFile !== undefined) {
+    logger.info(
+      `try it: curl --cacert ${tls.caFile} -H 'Content-Type: application/json' --data @examples/admission-review.json https://localhost:${port}/mutate-pods`,
+    );
+  }
+  return {
+    url,
+    ...(metricsUrl ? { metricsUrl } : {}),
+    async close() {
+      await app.close();
+      await metricsApp?.close();
+      await certWatch?.close();
+      await source.stop();
+    },
+  };
+}
+
+/** `serve` from the command line: starts, then shuts down gracefully on SIGTERM/SIGINT. */
+export async function runServe(options: ServeOptions, io: Io): Promise<number> {
+  const served = await startServe(options, io);
+  closeWithGrace({ delay: 25_000 }, async ({ signal, err }) => {
+    if (err !== undefined)
+      io.stderr.write(`fatal: ${err instanceof Error ? err.message : String(err)}\n`);
+    else io.stderr.write(`${signal ?? 'exit'}: finishing requests in flight, then stopping\n`);
+    await served.close();
+  });
+  return 0;
+}
+
+function createSource(
+  options: ServeOptions,
+  logger: Logger,
+  metrics: WebhookMetrics,
+): SnapshotSource {
+  if (options.sidecarsets !== undefined) {
+    return createFilesSource({
+      sidecarSets: options.sidecarsets,
+      ...(options.namespaces ? { namespaces: options.namespaces } : {}),
+      logger,
+      onReload: (ok) => {
+        metrics.reloads.inc({ result: ok ? 'success' : 'failure' });
+      },
+    });
+  }
+  const kubeConfig = new KubeConfig();
+  if (options.kubeconfig !== undefined) kubeConfig.loadFromFile(options.kubeconfig);
+  else kubeConfig.loadFromDefault();
+  return createClusterSource({
+    kubeConfig,
+    logger,
+    onRelist: () => {
+      metrics.reloads.inc({ result: 'relist' });
+    },
+  });
+}
+
+async function loadCertificate(
+  options: ServeOptions,
+  logger: Logger,
+): Promise<{ pair: TlsPair; caFile?: string }> {
+  if (options.cert !== undefined && options.key !== undefined) {
+    return { pair: await readTlsPair(options.cert, options.key) };
+  }
+  const dev = await ensureDevCertificates(options.devCertDir, new Date());
+  logger.warn(
+    { ca: dev.caFile, cert: dev.certFile, reused: dev.reused },
+    'no --cert/--key: serving a development certificate for localhost (not for clusters)',
+  );
+  return { pair: await readTlsPair(dev.certFile, dev.keyFile), caFile: dev.caFile };
+}
+
+function watchCertificate(
+  options: ServeOptions,
+  app: FastifyInstance,
+  metrics: WebhookMetrics,
+  logger: Logger,
+): TlsWatch | undefined {
+  if (options.cert === undefined || options.key === undefined) return undefined;
+  return watchTlsPair(options.cert, options.key, {
+    onChange: (pair) => {
+      // New connections get the new certificate; connections already open keep theirs.
+      const server: unknown = app.server;
+      if (server instanceof HttpsServer)
+        server.setSecureContext({ cert: pair.cert, key: pair.key });
+      metrics.certificateExpiry.set(pair.notAfter.getTime() / 1000);
+      logger.info({ notAfter: pair.notAfter.toISOString() }, 'serving certificate reloaded');
+    },
+    onError: (err) => {
+      logger.error(
+        { err: err instanceof Error ? err.message : String(err) },
+        'cannot reload the serving certificate; keeping the current one',
+      );
+    },
+  });
+}

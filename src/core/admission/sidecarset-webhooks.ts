@@ -1,0 +1,81 @@
+/**
+ * The SidecarSet webhooks: mutating (defaults and hash annotations, recomputed on every CREATE and
+ * UPDATE as OpenKruise does) and validating (the rules, conflicts with the cached SidecarSets).
+ */
+import { applySidecarSetAdmission } from '../hash.js';
+import { isPlainObject } from '../json.js';
+import { diffAsJsonPatch } from '../patch.js';
+import type { SidecarSet } from '../sidecarset-types.js';
+import { SIDECARSET_API_VERSION } from '../sidecarset-types.js';
+import { formatFieldErrors } from '../validation/field-error.js';
+import { validateSidecarSet, validateSidecarSetSchema } from '../validation/sidecarset.js';
+import type { AdmissionRequest, AdmissionResponse } from './review.js';
+import { allow, deny, encodePatch } from './review.js';
+
+export type SidecarSetOutcome = 'mutated' | 'unchanged' | 'allowed' | 'skipped' | 'rejected';
+
+export interface SidecarSetDecision {
+  response: AdmissionResponse;
+  outcome: SidecarSetOutcome;
+}
+
+const WRITES = new Set(['CREATE', 'UPDATE']);
+
+/** A request this webhook does not act on, or the SidecarSet it carries (schema-checked). */
+function sidecarSetOf(request: AdmissionRequest): SidecarSetDecision | SidecarSet {
+  const { uid } = request;
+  if (request.resource.group !== 'apps.kruise.io' || request.resource.resource !== 'sidecarsets') {
+    return { response: allow(uid), outcome: 'skipped' };
+  }
+  if (request.subResource !== undefined || !WRITES.has(request.operation)) {
+    return { response: allow(uid), outcome: 'skipped' };
+  }
+  const served = SIDECARSET_API_VERSION.split('/')[1];
+  if (request.kind.version !== served) {
+    return {
+      response: deny(
+        uid,
+        400,
+        `SidecarSet ${request.kind.version} is not served; use ${SIDECARSET_API_VERSION}`,
+        'BadRequest',
+      ),
+      outcome: 'rejected',
+    };
+  }
+  const errors = validateSidecarSetSchema(request.object);
+  if (errors.length > 0) {
+    return { response: deny(uid, 422, formatFieldErrors(errors), 'Invalid'), outcome: 'rejected' };
+  }
+  return request.object as SidecarSet;
+}
+
+export function decideSidecarSetMutation(request: AdmissionRequest): SidecarSetDecision {
+  const target = sidecarSetOf(request);
+  if ('response' in target) return target;
+  const patch = diffAsJsonPatch(target, applySidecarSetAdmission(target));
+  if (patch.length === 0) return { response: allow(request.uid), outcome: 'unchanged' };
+  return {
+    response: allow(request.uid, { patch: encodePatch(patch), patchType: 'JSONPatch' }),
+    outcome: 'mutated',
+  };
+}
+
+export function decideSidecarSetValidation(
+  request: AdmissionRequest,
+  others: readonly SidecarSet[],
+): SidecarSetDecision {
+  const target = sidecarSetOf(request);
+  if ('response' in target) return target;
+  const old =
+    request.operation === 'UPDATE' && isPlainObject(request.oldObject)
+      ? (request.oldObject as unknown as SidecarSet)
+      : undefined;
+  const errors = validateSidecarSet(target, { others, ...(old ? { old } : {}) });
+  if (errors.length > 0) {
+    return {
+      response: deny(request.uid, 422, formatFieldErrors(errors), 'Invalid'),
+      outcome: 'rejected',
+    };
+  }
+  return { response: allow(request.uid), outcome: 'allowed' };
+}

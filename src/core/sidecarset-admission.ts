@@ -1,0 +1,93 @@
+/**
+ * What the SidecarSet admission webhooks do to a SidecarSet (defaults, hash annotations,
+ * validation), applied to SidecarSets read from files so that `sidecarset inject` and the
+ * webhook in files mode see exactly what a cluster would store.
+ */
+import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from './annotations.js';
+import { defaultSidecarSet } from './defaults.js';
+import { computeSidecarSetHash, computeSidecarSetHashWithoutImage } from './hash.js';
+import type { SidecarSet } from './sidecarset-types.js';
+import type { FieldError } from './validation/field-error.js';
+import { validateSidecarSet, validateSidecarSetSchema } from './validation/sidecarset.js';
+
+export interface SourcedObject {
+  source: string;
+  object: Readonly<Record<string, unknown>>;
+}
+
+export interface SidecarSetProblem {
+  source: string;
+  name: string;
+  errors: FieldError[];
+}
+
+export interface PreparedSidecarSets {
+  sidecarSets: SidecarSet[];
+  problems: SidecarSetProblem[];
+}
+
+/**
+ * Defaults every SidecarSet and gives it hash annotations, keeping hashes it already carries (as
+ * exported from a cluster, where the webhook computed them). Each one must pass the schema and
+ * the validating webhook's rules, conflicts with the others included; those that do not are
+ * reported and left out.
+ */
+export function prepareSidecarSets(docs: readonly SourcedObject[]): PreparedSidecarSets {
+  const problems: SidecarSetProblem[] = [];
+  const shaped: { source: string; sidecarSet: SidecarSet }[] = [];
+  for (const { source, object } of docs) {
+    const errors = validateSidecarSetSchema(object);
+    const name = nameOf(object);
+    if (errors.length > 0) {
+      problems.push({ source, name, errors });
+      continue;
+    }
+    shaped.push({ source, sidecarSet: withHashes(object as unknown as SidecarSet) });
+  }
+  const sidecarSets: SidecarSet[] = [];
+  const seen = new Map<string, string>();
+  for (const { source, sidecarSet } of shaped) {
+    const name = sidecarSet.metadata.name ?? '';
+    const first = seen.get(name);
+    if (first !== undefined) {
+      problems.push({ source, name, errors: [duplicateName(name, first)] });
+      continue;
+    }
+    seen.set(name, source);
+    const others = shaped.map((s) => s.sidecarSet).filter((s) => s !== sidecarSet);
+    const errors = validateSidecarSet(sidecarSet, { others });
+    if (errors.length > 0) problems.push({ source, name, errors });
+    else sidecarSets.push(sidecarSet);
+  }
+  return { sidecarSets, problems };
+}
+
+/** Defaults, then the hash annotations: kept when both are present, computed otherwise. */
+export function withHashes(input: SidecarSet): SidecarSet {
+  const ss = defaultSidecarSet(input);
+  const annotations = { ...ss.metadata.annotations };
+  if (
+    annotations[SIDECARSET_HASH] === undefined ||
+    annotations[SIDECARSET_HASH_WITHOUT_IMAGE] === undefined
+  ) {
+    annotations[SIDECARSET_HASH] = computeSidecarSetHash(ss.spec);
+    annotations[SIDECARSET_HASH_WITHOUT_IMAGE] = computeSidecarSetHashWithoutImage(ss.spec);
+  }
+  return { ...ss, metadata: { ...ss.metadata, annotations } };
+}
+
+function nameOf(object: Readonly<Record<string, unknown>>): string {
+  const metadata = object['metadata'];
+  if (typeof metadata !== 'object' || metadata === null) return '';
+  const name = (metadata as Record<string, unknown>)['name'];
+  return typeof name === 'string' ? name : '';
+}
+
+function duplicateName(name: string, first: string): FieldError {
+  return {
+    type: 'Duplicate',
+    field: 'metadata.name',
+    value: name,
+    detail: `a SidecarSet with this name is already defined in ${first}`,
+  };
+}

@@ -1,0 +1,134 @@
+/**
+ * The webhook's HTTP surface (fastify): admission endpoints, health and metrics. Handlers parse
+ * the envelope, call the pure decision functions on the current snapshot and wrap the answer;
+ * nothing else happens here. `buildApp` does not listen.
+ */
+import type { ServerOptions as HttpsServerOptions } from 'node:https';
+
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { LogController, fastify } from 'fastify';
+import type { Logger } from 'pino';
+
+import type { SnapshotSource } from '../cache/snapshot.js';
+import { decidePod } from '../core/admission/pod-webhook.js';
+import type { AdmissionRequest, AdmissionResponse } from '../core/admission/review.js';
+import { parseAdmissionReview, reviewResponse } from '../core/admission/review.js';
+import {
+  decideSidecarSetMutation,
+  decideSidecarSetValidation,
+} from '../core/admission/sidecarset-webhooks.js';
+import type { Snapshot } from '../cache/snapshot.js';
+import { registerHealthRoutes, sendStatus } from './health-routes.js';
+import type { WebhookMetrics } from './metrics.js';
+
+/**
+ * The API server accepts objects of up to 3 MiB; an AdmissionReview carries the object and, on
+ * UPDATE, the old object, plus JSON overhead (controller-runtime sizes its limit the same way).
+ */
+export const BODY_LIMIT = 7 * 1024 * 1024;
+
+export interface AppDeps {
+  source: SnapshotSource;
+  logger: Logger;
+  metrics: WebhookMetrics;
+  now: () => Date;
+  random: () => number;
+  /** TLS options; omitted for a plain-HTTP app (the separate metrics port). */
+  https?: HttpsServerOptions;
+}
+
+interface Outcome {
+  response: AdmissionResponse;
+  result: string;
+  /** Extra fields for the request's log line. */
+  log?: Record<string, unknown>;
+}
+
+type Decide = (request: AdmissionRequest, snapshot: Snapshot, dryRun: boolean) => Outcome;
+
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const app = fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: BODY_LIMIT,
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+    ...(deps.https ? { https: { minVersion: 'TLSv1.2', ...deps.https } } : {}),
+  }) as unknown as FastifyInstance;
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const code =
+      err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500
+        ? err.statusCode
+        : 500;
+    if (code === 500) request.log.error({ err }, 'request failed');
+    deps.metrics.requests.inc({
+      endpoint: request.routeOptions.url ?? 'unknown',
+      decision: 'invalid',
+      result: String(code),
+    });
+    return sendStatus(reply, code, err.message);
+  });
+
+  registerHealthRoutes(app, deps);
+
+  const admission = (endpoint: string, decide: Decide): void => {
+    app.post(`/${endpoint}`, async (request, reply) => {
+      const started = process.hrtime.bigint();
+      const parsed = parseAdmissionReview(request.body);
+      if (!parsed.ok) {
+        deps.metrics.requests.inc({ endpoint, decision: 'invalid', result: 'bad-review' });
+        return sendStatus(reply, 400, `invalid AdmissionReview: ${parsed.message}`);
+      }
+      if (!deps.source.isSynced()) {
+        deps.metrics.requests.inc({ endpoint, decision: 'invalid', result: 'not-ready' });
+        return sendStatus(reply, 503, 'the SidecarSet cache has not synced yet');
+      }
+      const { request: admissionRequest } = parsed;
+      const log = request.log.child({ uid: admissionRequest.uid });
+      const outcome = decide(
+        admissionRequest,
+        deps.source.read(),
+        admissionRequest.dryRun === true,
+      );
+      const decision = outcome.response.allowed ? 'allowed' : 'denied';
+      deps.metrics.requests.inc({ endpoint, decision, result: outcome.result });
+      deps.metrics.duration.observe({ endpoint }, Number(process.hrtime.bigint() - started) / 1e9);
+      log.info(
+        {
+          endpoint,
+          operation: admissionRequest.operation,
+          namespace: admissionRequest.namespace,
+          name: admissionRequest.name,
+          dryRun: admissionRequest.dryRun,
+          decision,
+          result: outcome.result,
+          ...(outcome.response.status ? { message: outcome.response.status.message } : {}),
+          ...outcome.log,
+        },
+        'admission',
+      );
+      return reply.send(reviewResponse(parsed.apiVersion, outcome.response));
+    });
+  };
+
+  admission('mutate-pods', (request, snapshot, dryRun) => {
+    const decision = decidePod(request, snapshot, { now: deps.now(), random: deps.random });
+    if (!dryRun)
+      for (const name of decision.injected) deps.metrics.injections.inc({ sidecarset: name });
+    return {
+      response: decision.response,
+      result: decision.outcome,
+      log: { injected: decision.injected, ...(decision.reason ? { reason: decision.reason } : {}) },
+    };
+  });
+  admission('mutate-sidecarsets', (request) => {
+    const decision = decideSidecarSetMutation(request);
+    return { response: decision.response, result: decision.outcome };
+  });
+  admission('validate-sidecarsets', (request, snapshot) => {
+    const decision = decideSidecarSetValidation(request, snapshot.sidecarSets.all);
+    return { response: decision.response, result: decision.outcome };
+  });
+
+  return app;
+}
