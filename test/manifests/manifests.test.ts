@@ -388,6 +388,8 @@ describe('webhook configurations', () => {
       },
     ]);
     assert.equal(at(w, 'failurePolicy'), 'Ignore');
+    // ADR 0004's patch to choose Fail addresses /webhooks/0.
+    assert.equal(objs(mutating, 'webhooks')[0], w);
     const [byName, byLabel] = objs(w, 'namespaceSelector', 'matchExpressions');
     assert.deepEqual(byName, {
       key: 'kubernetes.io/metadata.name',
