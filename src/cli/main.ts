@@ -5,6 +5,7 @@ import { SidecarSetError } from '../core/errors.js';
 import { runInject } from './inject.js';
 import type { Io } from './io.js';
 import { UsageError } from './io.js';
+import { runPlan } from './plan.js';
 import type { ServeOptions } from './serve.js';
 import { runServe } from './serve.js';
 import { runValidate } from './validate.js';
@@ -65,6 +66,35 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
     .action(async (opts: { sidecarsets: string }) => {
       exitCode = await runValidate(opts, io);
     });
+
+  program
+    .command('plan')
+    .description('show the next in-place sidecar upgrade round; --simulate plays the whole rollout')
+    .requiredOption('--sidecarsets <path>', 'SidecarSet manifests: a file or a directory')
+    .requiredOption(
+      '--pods <path>',
+      'Pods: a file, a directory (YAML, JSON, v1 List), or - for stdin',
+    )
+    .addOption(
+      new Option('-o, --output <format>', 'output format')
+        .choices(['table', 'json'])
+        .default('table'),
+    )
+    .option(
+      '--simulate',
+      'play the rollout forward wave by wave, assuming upgraded pods become ready',
+      false,
+    )
+    .action(
+      async (opts: {
+        sidecarsets: string;
+        pods: string;
+        output: 'json' | 'table';
+        simulate: boolean;
+      }) => {
+        exitCode = await runPlan(opts, io, now());
+      },
+    );
 
   program
     .command('serve')

@@ -801,6 +801,6 @@ describe('containers about to be replaced', () => {
       { name: 'IS_INJECTED', value: 'true' },
       { name: 'TZ', value: 'UTC' },
     ]);
-    assert.deepEqual(c?.volumeMounts, [{ name: 'v', mountPath: '/app' }]);
+    assert.deepEqual(c.volumeMounts, [{ name: 'v', mountPath: '/app' }]);
   });
 });
