@@ -138,10 +138,19 @@ export class ApiControl {
     return waitUntil(
       (wake) => this.watchSignal.subscribe(wake),
       () => this.watches(match)[0],
-      {
-        what: 'a matching watch',
-        ...options,
-      },
+      { what: 'a matching watch', ...options },
+    );
+  }
+
+  /** Resolves once the open watch streams satisfy `check` (for example: none is left). */
+  waitForWatches(
+    check: (open: readonly WatchInfo[]) => boolean,
+    options: WaitOptions = {},
+  ): Promise<true> {
+    return waitUntil(
+      (wake) => this.watchSignal.subscribe(wake),
+      () => (check(this.watches()) ? true : undefined),
+      { what: 'the open watches to match', ...options },
     );
   }
 

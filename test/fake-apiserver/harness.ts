@@ -5,6 +5,7 @@ import { isJsonObject } from './json.js';
 import type { JsonObject } from './json.js';
 import { startFakeApiServer } from './server.js';
 import type { FakeApiServer, FakeApiServerOptions } from './server.js';
+import { Signal, waitUntil } from './wait.js';
 
 /** Runs `body` against a fresh server and always closes it. */
 export async function withServer(
@@ -32,4 +33,30 @@ export async function apiFailure(
     return { code: err.code, status: body };
   }
   assert.fail('expected the call to fail');
+}
+
+/** Collects values pushed by callbacks and lets a test await a condition on them. */
+export class Recorder<T> {
+  readonly items: T[] = [];
+  private readonly signal = new Signal<undefined>();
+
+  push(item: T): void {
+    this.items.push(item);
+    this.signal.emit(undefined);
+  }
+
+  until(
+    predicate: (items: readonly T[]) => boolean,
+    what: string,
+    timeoutMs = 5000,
+  ): Promise<true> {
+    return waitUntil(
+      (wake) => this.signal.subscribe(wake),
+      () => (predicate(this.items) ? true : undefined),
+      {
+        what,
+        timeoutMs,
+      },
+    );
+  }
 }
