@@ -62,3 +62,17 @@ export class Signal<T> {
     for (const listener of [...this.listeners]) listener(value);
   }
 }
+
+/** The subset of ObjectStore that waitForStore needs (kept structural to avoid an import cycle). */
+interface Subscribable {
+  subscribe(listener: () => void): () => void;
+}
+
+/** waitUntil, re-checked after every change committed to the store. */
+export function waitForStore<T>(
+  store: Subscribable,
+  check: () => T | undefined,
+  options: WaitOptions = {},
+): Promise<T> {
+  return waitUntil((wake) => store.subscribe(wake), check, options);
+}
