@@ -2,6 +2,7 @@
 import type { JsonObject } from '../json.js';
 import type { Container, EnvVar, LocalObjectReference, Pod, Volume } from '../k8s-types.js';
 import type { SidecarContainer, SidecarSet } from '../sidecarset-types.js';
+import { stripSidecarFields } from '../sidecar-container.js';
 import { assembleEnv, transferEnv } from './env.js';
 import type { BuiltContainer } from './merge.js';
 import type { AppMounts } from './shared-volumes.js';
@@ -24,15 +25,6 @@ export interface BuiltSidecarSet {
   hotUpgrade: Record<string, string>;
   warnings: string[];
 }
-
-const SIDECAR_ONLY_FIELDS = [
-  'podInjectPolicy',
-  'upgradeStrategy',
-  'shareVolumePolicy',
-  'shareVolumeDevicePolicy',
-  'transferEnv',
-  'resourcesPolicy',
-] as const;
 
 export function buildSidecarSet(ss: SidecarSet, sources: PodSources): BuiltSidecarSet {
   const out: BuiltSidecarSet = {
@@ -90,8 +82,7 @@ function emit(out: BuiltSidecarSet, { list, sc, hot, ss, sources }: Emission): v
 }
 
 function buildContainer(sc: SidecarContainer, sources: PodSources, warnings: string[]): Container {
-  const container: Container = structuredClone(sc);
-  for (const field of SIDECAR_ONLY_FIELDS) delete container[field];
+  const container = stripSidecarFields(structuredClone(sc));
   const transferred = transferEnv(sc.transferEnv ?? [], sources.pod, sources.appEnv);
   warnings.push(...transferred.warnings.map((w) => `container ${sc.name}: ${w}`));
   const env = transferred.env;

@@ -6,21 +6,12 @@
  */
 import { Pod } from 'kubernetes-models/v1/Pod';
 import type { Container, Volume } from '../k8s-types.js';
+import { stripSidecarFields } from '../sidecar-container.js';
 import type { FieldError } from './field-error.js';
 import { invalid, notSupported, required } from './field-error.js';
 import { isPlainObject } from '../json.js';
 import { validateContainers } from './pod-containers.js';
 import { validateVolumes } from './pod-volumes.js';
-
-/** Fields that a SidecarContainer adds to core/v1 Container. */
-export const SIDECAR_ONLY_FIELDS = [
-  'podInjectPolicy',
-  'upgradeStrategy',
-  'shareVolumePolicy',
-  'shareVolumeDevicePolicy',
-  'transferEnv',
-  'resourcesPolicy',
-] as const;
 
 export interface FakePodInput {
   initContainers?: readonly Readonly<Container>[] | undefined;
@@ -35,12 +26,6 @@ const DUMMY_CONTAINER = {
   imagePullPolicy: 'IfNotPresent',
   terminationMessagePolicy: 'File',
 };
-
-export function stripSidecarFields(c: Readonly<Container>): Container {
-  const out: Container = { ...c };
-  for (const f of SIDECAR_ONLY_FIELDS) Reflect.deleteProperty(out, f);
-  return out;
-}
 
 /** Validates the fake pod; `root` is the SidecarSet's spec path (`spec`). */
 export function validateFakePodSpec(input: FakePodInput, root = 'spec'): FieldError[] {
