@@ -1,3 +1,4 @@
+import type { AdmissionHook } from './admission.js';
 import { injectedFault } from './errors.js';
 import type { ApiError } from './errors.js';
 import type { JsonValue } from './json.js';
@@ -79,6 +80,7 @@ interface ActiveFault {
 /** Test hooks on the HTTP side of the fake: faults, the request log and open watches. */
 export class ApiControl {
   private readonly faults: ActiveFault[] = [];
+  private readonly admission: AdmissionHook[] = [];
   private readonly log: RequestRecord[] = [];
   private readonly openWatches = new Map<number, WatchHandle>();
   private readonly requestSignal = new Signal<RequestRecord>();
@@ -170,6 +172,20 @@ export class ApiControl {
   /** Sends a BOOKMARK now on every open watch that asked for bookmarks. */
   sendBookmarks(): void {
     for (const w of this.openWatches.values()) w.sendBookmark();
+  }
+
+  /** Adds a mutating admission hook (see admissionReviewHook); returns its remover. */
+  addAdmissionHook(hook: AdmissionHook): () => void {
+    this.admission.push(hook);
+    return () => {
+      const index = this.admission.indexOf(hook);
+      if (index >= 0) this.admission.splice(index, 1);
+    };
+  }
+
+  /** @internal server side */
+  admissionHooks(): readonly AdmissionHook[] {
+    return [...this.admission];
   }
 
   /** @internal server side */

@@ -10,6 +10,8 @@ export type {
   StoreOptions,
   WriteOptions,
 } from './store.js';
+export { admissionReviewHook } from './admission.js';
+export type { AdmissionAttributes, AdmissionHook } from './admission.js';
 export { ApiControl } from './control.js';
 export type { Fault, FaultRule, RequestInfo, RequestRecord, WatchInfo } from './control.js';
 export { FakeKubelet, fakeImageId, IMAGE_FAILURES } from './kubelet.js';
@@ -31,5 +33,5 @@ export { ApiError } from './errors.js';
 export { PATCH_TYPES } from './types.js';
 export type { KubeObject, ObjectMeta, PatchType, ResourceRef, WatchEventType } from './types.js';
 export type { JsonObject, JsonValue } from './json.js';
-export { waitUntil } from './wait.js';
+export { waitForStore, waitUntil } from './wait.js';
 export type { WaitOptions } from './wait.js';

@@ -17,6 +17,7 @@ import type { JsonObject, JsonValue } from './json.js';
 import { FakeKubelet } from './kubelet.js';
 import type { KubeletOptions } from './kubelet.js';
 import { isPatchType } from './patch.js';
+import type { KubeObject, PatchType } from './types.js';
 import { NAMESPACES } from './resources.js';
 import { listKind, route, verbOf } from './router.js';
 import type { ResourceRoute, Route, Verb } from './router.js';
@@ -213,7 +214,9 @@ class FakeApiServerImpl {
         status = this.serveWatch(req, res, r, url.searchParams);
         return;
       }
-      const reply = this.execute(info.verb, r, url.searchParams, info);
+      const reply =
+        (await this.admit(info.verb, r, url.searchParams, info)) ??
+        this.execute(info.verb, r, url.searchParams, info);
       const late = this.control.takeFault(info, 'after');
       if (late !== undefined) {
         injected = true;
@@ -229,6 +232,71 @@ class FakeApiServerImpl {
     } finally {
       this.control.record({ ...info, status, injected });
     }
+  }
+
+  /**
+   * Runs the admission hooks for a write to a main resource and stores the result; undefined when
+   * no hook applies. A write that lands on the object while a hook runs makes this one 409.
+   */
+  private async admit(
+    verb: Exclude<Verb, 'watch'>,
+    r: ResourceRoute,
+    query: URLSearchParams,
+    info: RequestInfo,
+  ): Promise<Reply | undefined> {
+    const hooks = this.control.admissionHooks();
+    if (hooks.length === 0 || r.subresource !== undefined) return undefined;
+    if (verb !== 'create' && verb !== 'update' && verb !== 'patch') return undefined;
+    const def = r.resource;
+    const name = r.name ?? '';
+    const dryRun = query.get('dryRun') === 'All';
+    const body = info.body ?? null;
+    if (verb === 'patch' && !isPatchType(info.contentType ?? '')) return undefined;
+    if (verb !== 'patch') requireJson(info.contentType);
+    let object: KubeObject;
+    let oldObject: KubeObject | undefined;
+    if (verb === 'create') {
+      if (
+        !isJsonObject(body) ||
+        (body['metadata'] !== undefined && !isJsonObject(body['metadata']))
+      ) {
+        return undefined; // the store answers the malformed body
+      }
+      const metadata = isJsonObject(body['metadata']) ? body['metadata'] : {};
+      object = {
+        ...body,
+        metadata: def.namespaced ? { ...metadata, namespace: r.namespace } : metadata,
+      };
+    } else {
+      oldObject = this.store.get(def, r.namespace, name);
+      object =
+        verb === 'update'
+          ? this.store.update(def, r.namespace, name, body, { dryRun: true })
+          : this.store.patch(
+              def,
+              r.namespace,
+              name,
+              { type: info.contentType as PatchType, body },
+              { dryRun: true },
+            );
+    }
+    const operation = verb === 'create' ? 'CREATE' : 'UPDATE';
+    for (const hook of hooks) {
+      object =
+        (await hook({
+          operation,
+          resource: def,
+          namespace: r.namespace,
+          name: object.metadata.name ?? name,
+          object,
+          oldObject,
+          dryRun,
+        })) ?? object;
+    }
+    if (verb === 'create') {
+      return { status: 201, body: this.store.create(def, r.namespace, object, { dryRun }) };
+    }
+    return { status: 200, body: this.store.update(def, r.namespace, name, object, { dryRun }) };
   }
 
   private execute(
