@@ -55,18 +55,25 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     ...(deps.https ? { https: { minVersion: 'TLSv1.2', ...deps.https } } : {}),
   }) as unknown as FastifyInstance;
 
+  // AdmissionReviews are JSON; anything else is answered 415 rather than parsed as text.
+  app.removeContentTypeParser('text/plain');
+
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const code =
       err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500
         ? err.statusCode
         : 500;
     if (code === 500) request.log.error({ err }, 'request failed');
+    const message =
+      err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+        ? `Content-Type must be application/json, not ${request.headers['content-type'] ?? 'missing'}`
+        : err.message;
     deps.metrics.requests.inc({
       endpoint: request.routeOptions.url ?? 'unknown',
       decision: 'invalid',
       result: String(code),
     });
-    return sendStatus(reply, code, err.message);
+    return sendStatus(reply, code, message);
   });
 
   registerHealthRoutes(app, deps);

@@ -2,7 +2,7 @@
  * The serving certificate: read from files and reloaded when they change on disk (cert-manager
  * rotation, Secret updates), or generated for development (a CA plus a localhost certificate).
  */
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createSecureContext } from 'node:tls';
@@ -103,7 +103,9 @@ export async function ensureDevCertificates(dir: string, now: Date): Promise<Dev
     // missing or unusable: make new ones
   }
   const notAfter = new Date(now.getTime() + 365 * DAY_MS);
-  const ca = await generate([{ name: 'commonName', value: 'sidecarset development CA' }], {
+  // A name of its own: TLS clients find the issuer by name, and may trust several of these CAs.
+  const caName = `sidecarset development CA ${randomBytes(4).toString('hex')}`;
+  const ca = await generate([{ name: 'commonName', value: caName }], {
     keyType: 'ec',
     algorithm: 'sha256',
     notBeforeDate: now,
