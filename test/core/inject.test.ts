@@ -804,3 +804,29 @@ describe('containers about to be replaced', () => {
     assert.deepEqual(c.volumeMounts, [{ name: 'v', mountPath: '/app' }]);
   });
 });
+
+describe('injected containers', () => {
+  it('list their fields in core/v1 order, unknown ones last', () => {
+    const set = makeSidecarSet('s', {
+      containers: [
+        sidecar('x', {
+          volumeMounts: [{ name: 'v', mountPath: '/v' }],
+          futureField: 1,
+          args: ['a'],
+          command: ['c'],
+        }),
+      ],
+      volumes: [{ name: 'v', emptyDir: {} }],
+    });
+    const c = inject(makePod(), [set]).spec.containers[0] ?? { name: '' };
+    assert.deepEqual(Object.keys(c), [
+      'name',
+      'image',
+      'command',
+      'args',
+      'env',
+      'volumeMounts',
+      'futureField',
+    ]);
+  });
+});

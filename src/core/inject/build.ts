@@ -2,7 +2,7 @@
 import type { JsonObject } from '../json.js';
 import type { Container, EnvVar, LocalObjectReference, Pod, Volume } from '../k8s-types.js';
 import type { SidecarContainer, SidecarSet } from '../sidecarset-types.js';
-import { stripSidecarFields } from '../sidecar-container.js';
+import { inApiFieldOrder, stripSidecarFields } from '../sidecar-container.js';
 import { assembleEnv, transferEnv } from './env.js';
 import type { BuiltContainer } from './merge.js';
 import type { AppMounts } from './shared-volumes.js';
@@ -103,7 +103,7 @@ function buildContainer(sc: SidecarContainer, sources: PodSources, warnings: str
     const devices = mergeDevices(ownDevices, mounts, sources.appMounts.devices);
     if (devices.length > 0) container.volumeDevices = devices;
   }
-  return container;
+  return inApiFieldOrder(container);
 }
 
 /** The SidecarSet volumes the container's own mounts and devices name, in that order. */
