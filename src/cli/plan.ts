@@ -1,9 +1,10 @@
 /** `sidecarset plan`: what the upgrade controller would do next, and optionally the whole rollout. */
-import { minimalNamespaceLabels, matchSidecarSet, podNamespace } from '../core/match.js';
+import { ANY_NAMESPACE } from '../core/match.js';
 import type { Pod } from '../core/k8s-types.js';
 import { withHashes } from '../core/sidecarset-admission.js';
 import type { SidecarSet } from '../core/sidecarset-types.js';
 import { planUpgrade, podKey } from '../core/upgrade/plan.js';
+import { selectsForUpgrade } from '../core/upgrade/selection.js';
 import type { Simulation } from '../core/upgrade/simulate.js';
 import { simulateRollout } from '../core/upgrade/simulate.js';
 import type { PodRef, UpgradePlan, UpgradeStatus } from '../core/upgrade/types.js';
@@ -35,7 +36,8 @@ export async function runPlan(options: PlanCommandOptions, io: Io, now: Date): P
     (doc) => ofKind(doc, 'Pod') as unknown as Pod,
   );
   const results = sidecarSets.map((ss): Result => {
-    const matched = pods.filter((pod) => matches(ss, pod));
+    // Every namespace exists, with only its name label.
+    const matched = pods.filter((pod) => selectsForUpgrade(ss, pod, ANY_NAMESPACE));
     const plan = planUpgrade(ss, matched, { now });
     return options.simulate
       ? { plan, simulation: simulateRollout(ss, matched, { now }) }
@@ -66,25 +68,6 @@ function ofKind(doc: LoadedDocument, kind: 'Pod' | 'SidecarSet'): Record<string,
     }
   }
   return doc.object;
-}
-
-/**
- * Selector and namespace, with every namespace existing and carrying only its name label. An
- * injection pause does not stop upgrades of pods already injected, so it is ignored here.
- */
-function matches(ss: SidecarSet, pod: Pod): boolean {
-  const namespace = podNamespace(pod);
-  const { injectionStrategy, ...spec } = ss.spec;
-  const forMatching =
-    injectionStrategy?.paused === true
-      ? { ...ss, spec: { ...spec, injectionStrategy: { ...injectionStrategy, paused: false } } }
-      : ss;
-  return matchSidecarSet(
-    forMatching,
-    pod,
-    namespace,
-    new Map([[namespace, minimalNamespaceLabels(namespace)]]),
-  ).matched;
 }
 
 function jsonOf(result: Result): Record<string, unknown> {

@@ -1,0 +1,24 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { ANY_NAMESPACE } from '../../src/core/match.js';
+import { selectsForUpgrade } from '../../src/core/upgrade/selection.js';
+import { makePod, makeSidecarSet } from '../support/factories.js';
+
+describe('selectsForUpgrade', () => {
+  it('ignores an injection pause: pods already injected are still upgraded', () => {
+    const paused = makeSidecarSet('s', { injectionStrategy: { paused: true } });
+    assert.equal(selectsForUpgrade(paused, makePod(), ANY_NAMESPACE), true);
+    assert.equal(paused.spec.injectionStrategy?.paused, true, 'the input is not changed');
+  });
+
+  it('applies the selector and the namespace rules', () => {
+    assert.equal(
+      selectsForUpgrade(makeSidecarSet('s'), makePod({ labels: { app: 'db' } }), ANY_NAMESPACE),
+      false,
+    );
+    const elsewhere = makeSidecarSet('s', { namespace: 'other' });
+    assert.equal(selectsForUpgrade(elsewhere, makePod(), ANY_NAMESPACE), false);
+    assert.equal(selectsForUpgrade(makeSidecarSet('s'), makePod(), ANY_NAMESPACE), true);
+  });
+});
