@@ -1,0 +1,313 @@
+/**
+ * One reconcile of one SidecarSet (reference upgrade §2.2): cache snapshot → planUpgrade → writes.
+ * Glue only: every decision is made by the pure planner; this decides nothing but the order and
+ * safety of the writes.
+ */
+import type { Logger } from 'pino';
+
+import { SIDECARSET_HASH } from '../core/annotations.js';
+import type { Pod } from '../core/k8s-types.js';
+import type { NamespaceLabels } from '../core/match.js';
+import { withHashes } from '../core/sidecarset-admission.js';
+import type { SidecarSet, SidecarSetStatus } from '../core/sidecarset-types.js';
+import { buildPodUpgrade } from '../core/upgrade/change.js';
+import type { SidecarSetContext } from '../core/upgrade/context.js';
+import { sidecarSetContext } from '../core/upgrade/context.js';
+import { podKey, podRef, planUpgrade } from '../core/upgrade/plan.js';
+import { recordedHash } from '../core/upgrade/pod-records.js';
+import { isReady, isStateConsistent, isUpdated } from '../core/upgrade/pod-state.js';
+import { selectsForUpgrade } from '../core/upgrade/selection.js';
+import type { PodUpgrade, UpgradePlan } from '../core/upgrade/types.js';
+import { nextUpgradableCondition } from '../core/upgrade/upgradable-condition.js';
+import type { UpgradeExpectations } from './expectations.js';
+import type { ClusterWriter, ObjectReference } from './writer.js';
+import { ConflictError } from './writer.js';
+
+/** What reconcile reads: the controller's caches, as plain values. */
+export interface ControllerView {
+  sidecarSet(name: string): SidecarSet | undefined;
+  /** Cached (slim) pods whose kruise.io/sidecarset-injected-list names this SidecarSet. */
+  podsInjectedBy(name: string): readonly Pod[];
+  namespaces: NamespaceLabels;
+}
+
+export interface ReconcileDeps {
+  view: ControllerView;
+  writer: ClusterWriter;
+  expectations: UpgradeExpectations;
+  /** Pods upgraded by this process and not yet seen finished, per SidecarSet. */
+  inFlight: Map<string, Map<string, string>>;
+  /** Waits for a write token (API writes are rate limited). */
+  takeToken: (signal: AbortSignal) => Promise<void>;
+  now: () => Date;
+  logger: Logger;
+  /** Not-upgradable counts last reported per SidecarSet, so that events do not repeat. */
+  reported: Map<string, number>;
+}
+
+export interface ReconcileResult {
+  requeueAfterMs?: number;
+}
+
+const READINESS_GATE = 'InPlaceUpdateReady';
+const CONFLICT_RETRIES = 3;
+/** Our own writes not yet in the cache: look again soon (OpenKruise waits 1 s too). */
+const EXPECTATION_RECHECK_MS = 1000;
+
+export async function reconcileSidecarSet(
+  name: string,
+  deps: ReconcileDeps,
+  signal: AbortSignal,
+): Promise<ReconcileResult> {
+  const found = deps.view.sidecarSet(name);
+  if (found === undefined) {
+    deps.expectations.forget(name);
+    deps.inFlight.delete(name);
+    deps.reported.delete(name);
+    return {};
+  }
+  const ss = withHashes(found);
+  const log = deps.logger.child({ sidecarSet: name });
+  const pods = deps.view
+    .podsInjectedBy(name)
+    .filter((pod) => selectsForUpgrade(ss, pod, deps.view.namespaces));
+  const ctx = sidecarSetContext(ss);
+  observe(name, ctx, pods, deps);
+  await finishUpgrades(name, ctx, pods, deps);
+
+  const now = deps.now();
+  const plan = planUpgrade(ss, pods, { now });
+  await writeStatus(ss, plan, deps);
+
+  const pending = deps.expectations.pending(name, ctx.hash);
+  if (pending.length > 0) {
+    log.debug({ pending: pending.length }, 'waiting for the cache to show our writes');
+    return { requeueAfterMs: EXPECTATION_RECHECK_MS };
+  }
+  if (plan.stopped !== undefined) return {};
+
+  await reportNotUpgradable(ss, plan, pods, deps);
+  if (plan.upgrade.length === 0) return {};
+  log.info(
+    { pods: plan.upgrade.map((u) => podKey(u.pod)), budget: plan.budget },
+    'upgrading sidecars in place',
+  );
+  const results = await Promise.allSettled(
+    plan.upgrade.map((u) => upgradePod(ss, ctx, u, deps, signal)),
+  );
+  const failed = results.filter((r) => r.status === 'rejected');
+  const upgraded = results.filter((r) => r.status === 'fulfilled' && r.value).length;
+  if (upgraded > 0) {
+    await deps.writer.event(
+      sidecarSetRef(ss),
+      'Normal',
+      'UpgradeStarted',
+      `upgrading the sidecars of ${upgraded} pod(s) in place to ${shortHash(ctx.hash)}`,
+    );
+  }
+  const first = failed[0];
+  if (first !== undefined) throw first.reason;
+  return {};
+}
+
+/** Clears expectations the cache now meets, and pods that are gone. */
+function observe(
+  name: string,
+  ctx: SidecarSetContext,
+  pods: readonly Pod[],
+  deps: ReconcileDeps,
+): void {
+  const seen = new Set<string>();
+  for (const pod of pods) {
+    const key = podKey(podRef(pod));
+    seen.add(key);
+    deps.expectations.observe(
+      name,
+      key,
+      recordedHash(pod.metadata.annotations?.[SIDECARSET_HASH], ctx.name),
+    );
+  }
+  for (const key of deps.expectations.pending(name, ctx.hash)) {
+    if (!seen.has(key)) deps.expectations.podDeleted(key);
+  }
+}
+
+/** Upgrades started earlier that the kubelet has now applied: tell the pod, drop the gate. */
+async function finishUpgrades(
+  name: string,
+  ctx: SidecarSetContext,
+  pods: readonly Pod[],
+  deps: ReconcileDeps,
+): Promise<void> {
+  const inFlight = deps.inFlight.get(name);
+  if (inFlight === undefined) return;
+  const byKey = new Map(pods.map((p) => [podKey(podRef(p)), p] as const));
+  for (const [key, hash] of inFlight) {
+    const pod = byKey.get(key);
+    if (pod === undefined || hash !== ctx.hash) {
+      inFlight.delete(key);
+      continue;
+    }
+    if (!isUpdated(ctx, pod) || !isStateConsistent(ctx, pod) || !isReady(ctx, pod)) continue;
+    inFlight.delete(key);
+    const ref = podRef(pod);
+    if (hasReadinessGate(pod)) {
+      await deps.writer.setPodConditions(ref.namespace, ref.name, [
+        gateCondition('True', 'InPlaceUpdateFinished', deps.now()),
+      ]);
+    }
+    await deps.writer.event(
+      podObjectRef(pod),
+      'Normal',
+      'SidecarUpgraded',
+      `SidecarSet ${name}: sidecars upgraded in place and ready`,
+    );
+  }
+}
+
+async function writeStatus(ss: SidecarSet, plan: UpgradePlan, deps: ReconcileDeps): Promise<void> {
+  const current = ss.status ?? {};
+  const next: SidecarSetStatus = {
+    ...current,
+    matchedPods: plan.status.matchedPods,
+    updatedPods: plan.status.updatedPods,
+    readyPods: plan.status.readyPods,
+    updatedReadyPods: plan.status.updatedReadyPods,
+    observedGeneration: ss.metadata.generation ?? current.observedGeneration ?? 0,
+  };
+  const same = (Object.keys(next) as (keyof SidecarSetStatus)[]).every(
+    (k) => next[k] === current[k],
+  );
+  if (!same) await deps.writer.writeSidecarSetStatus(ss.metadata.name ?? '', next);
+}
+
+/** The SidecarSetUpgradable=false condition on each such pod, and one event per change in count. */
+async function reportNotUpgradable(
+  ss: SidecarSet,
+  plan: UpgradePlan,
+  pods: readonly Pod[],
+  deps: ReconcileDeps,
+): Promise<void> {
+  const name = ss.metadata.name ?? '';
+  const byKey = new Map(pods.map((p) => [podKey(podRef(p)), p] as const));
+  for (const { pod: ref } of plan.notUpgradable) {
+    const pod = byKey.get(podKey(ref));
+    const condition = nextUpgradableCondition(pod?.status?.conditions, name, false, deps.now());
+    if (condition !== undefined)
+      await deps.writer.setPodConditions(ref.namespace, ref.name, [condition]);
+  }
+  const count = plan.notUpgradable.length;
+  if (count > 0 && deps.reported.get(name) !== count) {
+    await deps.writer.event(
+      sidecarSetRef(ss),
+      'Normal',
+      'NotUpgradablePods',
+      `SidecarSet in-place update detected ${count} not upgradable pod(s) in this round, will skip them.`,
+    );
+  }
+  deps.reported.set(name, count);
+}
+
+/**
+ * Re-reads the pod (the cache keeps only what planning needs), rebuilds the change from the fresh
+ * object and writes it with its resourceVersion, so a concurrent change makes the write fail
+ * (409) instead of being overwritten. Resolves false when the pod no longer needs the upgrade.
+ */
+async function upgradePod(
+  ss: SidecarSet,
+  ctx: SidecarSetContext,
+  planned: PodUpgrade,
+  deps: ReconcileDeps,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const { namespace, name } = planned.pod;
+  for (let attempt = 1; ; attempt++) {
+    signal.throwIfAborted();
+    await deps.takeToken(signal);
+    const pod = await deps.writer.getPod(namespace, name);
+    if (pod === undefined || (planned.pod.uid && pod.metadata.uid !== planned.pod.uid))
+      return false;
+    if (isUpdated(ctx, pod)) return false;
+    const change = buildPodUpgrade(
+      ctx,
+      pod,
+      planned.pod,
+      ss.spec.patchPodMetadata ?? [],
+      deps.now(),
+    );
+    try {
+      if (hasReadinessGate(pod)) {
+        await deps.writer.setPodConditions(namespace, name, [
+          gateCondition('False', 'StartInPlaceUpdate', deps.now()),
+        ]);
+      }
+      await deps.writer.patchPod(namespace, name, {
+        metadata: {
+          resourceVersion: pod.metadata.resourceVersion,
+          annotations: change.annotations,
+        },
+        spec: { containers: change.images.map((i) => ({ name: i.container, image: i.to })) },
+      });
+    } catch (err) {
+      if (err instanceof ConflictError && attempt < CONFLICT_RETRIES) continue;
+      throw err;
+    }
+    const key = podKey(planned.pod);
+    deps.expectations.expect(ctx.name, ctx.hash, key);
+    const inFlight = deps.inFlight.get(ctx.name) ?? new Map<string, string>();
+    deps.inFlight.set(ctx.name, inFlight.set(key, ctx.hash));
+    const upgradable = nextUpgradableCondition(pod.status?.conditions, ctx.name, true, deps.now());
+    if (upgradable !== undefined) await deps.writer.setPodConditions(namespace, name, [upgradable]);
+    const images = change.images.map((i) => `${i.container} ${i.from} → ${i.to}`).join(', ');
+    await deps.writer.event(
+      podObjectRef(pod),
+      'Normal',
+      'SidecarUpgradeStarted',
+      `SidecarSet ${ctx.name}: upgrading in place: ${images || 'annotations only'}`,
+    );
+    return true;
+  }
+}
+
+/** A strategic merge patch: containers merge by name, so only the images named change. */
+function upgradePatch(pod: Pod, change: PodUpgrade): Record<string, unknown> {
+  const patch: Record<string, unknown> = {
+    metadata: { resourceVersion: pod.metadata.resourceVersion, annotations: change.annotations },
+  };
+  if (change.images.length > 0) {
+    patch['spec'] = { containers: change.images.map((i) => ({ name: i.container, image: i.to })) };
+  }
+  return patch;
+}
+
+function hasReadinessGate(pod: Pod): boolean {
+  return (pod.spec.readinessGates ?? []).some((g) => g['conditionType'] === READINESS_GATE);
+}
+
+function gateCondition(status: 'True' | 'False', reason: string, now: Date) {
+  return { type: READINESS_GATE, status, reason, lastTransitionTime: now.toISOString() };
+}
+
+function sidecarSetRef(ss: SidecarSet): ObjectReference {
+  return {
+    kind: 'SidecarSet',
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    name: ss.metadata.name ?? '',
+    ...(ss.metadata.uid ? { uid: ss.metadata.uid } : {}),
+  };
+}
+
+function podObjectRef(pod: Pod): ObjectReference {
+  const ref = podRef(pod);
+  return {
+    kind: 'Pod',
+    apiVersion: 'v1',
+    name: ref.name,
+    namespace: ref.namespace,
+    ...(ref.uid ? { uid: ref.uid } : {}),
+  };
+}
+
+function shortHash(hash: string): string {
+  return hash.slice(0, 10);
+}

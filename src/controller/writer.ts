@@ -1,0 +1,59 @@
+/**
+ * What the controller writes to the cluster, as an interface: the Kubernetes implementation is in
+ * src/k8s/kube-writer.ts, a dry-run one below. Reconcile logic depends only on this.
+ */
+import type { Pod, PodCondition } from '../core/k8s-types.js';
+import type { SidecarSetStatus } from '../core/sidecarset-types.js';
+
+export interface ObjectReference {
+  kind: 'Pod' | 'SidecarSet';
+  apiVersion: string;
+  name: string;
+  namespace?: string;
+  uid?: string;
+}
+
+export type EventType = 'Normal' | 'Warning';
+
+/** Thrown by a writer when the object changed since it was read (HTTP 409). */
+export class ConflictError extends Error {
+  override name = 'ConflictError';
+}
+
+export interface ClusterWriter {
+  /** The full, current pod from the API server (not the cache); undefined when it is gone. */
+  getPod(namespace: string, name: string): Promise<Pod | undefined>;
+  /**
+   * A strategic merge patch of the pod. When `patch.metadata.resourceVersion` is set the server
+   * rejects a stale write with 409, surfaced as ConflictError.
+   */
+  patchPod(namespace: string, name: string, patch: Record<string, unknown>): Promise<void>;
+  /** Sets pod status conditions (merged by type). */
+  setPodConditions(namespace: string, name: string, conditions: PodCondition[]): Promise<void>;
+  /** Writes the SidecarSet's status through the status subresource. */
+  writeSidecarSetStatus(name: string, status: SidecarSetStatus): Promise<void>;
+  event(about: ObjectReference, type: EventType, reason: string, message: string): Promise<void>;
+}
+
+/** Reads for real and writes nothing: what `--dry-run` runs with. Events are not sent either. */
+export function dryRunWriter(
+  real: Pick<ClusterWriter, 'getPod'>,
+  log: (msg: string, fields: Record<string, unknown>) => void,
+): ClusterWriter {
+  return {
+    getPod: (namespace, name) => real.getPod(namespace, name),
+    patchPod: (namespace, name, patch) => {
+      log('dry run: would patch pod', { namespace, name, patch });
+      return Promise.resolve();
+    },
+    setPodConditions: (namespace, name, conditions) => {
+      log('dry run: would set pod conditions', { namespace, name, conditions });
+      return Promise.resolve();
+    },
+    writeSidecarSetStatus: (name, status) => {
+      log('dry run: would write SidecarSet status', { name, status });
+      return Promise.resolve();
+    },
+    event: () => Promise.resolve(),
+  };
+}

@@ -1,0 +1,82 @@
+/** The controller's writes through @kubernetes/client-node (the ClusterWriter of src/controller). */
+import { hostname } from 'node:os';
+
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+
+import type { Pod, PodCondition } from '../core/k8s-types.js';
+import type { SidecarSetStatus } from '../core/sidecarset-types.js';
+import type { ClusterWriter, EventType, ObjectReference } from '../controller/writer.js';
+import { ConflictError } from '../controller/writer.js';
+
+const strategicMerge = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/** Events about cluster-scoped objects go to `default`, as client-go's recorder does. */
+const CLUSTER_EVENT_NAMESPACE = 'default';
+export const CONTROLLER_COMPONENT = 'sidecarset-controller';
+
+export function createKubeWriter(kubeConfig: KubeConfig): ClusterWriter {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  const host = hostname();
+  return {
+    async getPod(namespace, name) {
+      try {
+        return (await core.readNamespacedPod({ name, namespace })) as unknown as Pod;
+      } catch (err) {
+        if (err instanceof ApiException && err.code === 404) return undefined;
+        throw err;
+      }
+    },
+    async patchPod(namespace, name, body) {
+      await conflictAware(() => core.patchNamespacedPod({ name, namespace, body }, strategicMerge));
+    },
+    async setPodConditions(namespace, name, conditions: PodCondition[]) {
+      const body = { status: { conditions } };
+      await core.patchNamespacedPodStatus({ name, namespace, body }, strategicMerge);
+    },
+    async writeSidecarSetStatus(name, status: SidecarSetStatus) {
+      const body = { status };
+      await conflictAware(() =>
+        custom.patchClusterCustomObjectStatus(
+          { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets', name, body },
+          mergePatch,
+        ),
+      );
+    },
+    async event(about: ObjectReference, type: EventType, reason: string, message: string) {
+      const namespace = about.namespace ?? CLUSTER_EVENT_NAMESPACE;
+      const now = new Date();
+      const body = {
+        metadata: { generateName: `${about.name}.`, namespace },
+        involvedObject: { ...about },
+        reason,
+        message,
+        type,
+        count: 1,
+        firstTimestamp: now,
+        lastTimestamp: now,
+        source: { component: CONTROLLER_COMPONENT, host },
+        reportingComponent: CONTROLLER_COMPONENT,
+        reportingInstance: host,
+      };
+      await core.createNamespacedEvent({ namespace, body });
+    },
+  };
+}
+
+async function conflictAware(write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    if (err instanceof ApiException && err.code === 409) throw new ConflictError(err.message);
+    throw err;
+  }
+}
