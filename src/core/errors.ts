@@ -10,6 +10,8 @@ export const ERROR_CODES = {
   SI_ERR_BAD_PERCENT: 'an int-or-percent value is not a valid percentage',
   SI_ERR_INVALID_SIDECARSET: 'a SidecarSet failed validation',
   SI_ERR_BAD_INPUT: 'an input document is malformed or of an unsupported kind',
+  SI_ERR_RESOURCES_POLICY:
+    "a sidecar's resourcesPolicy cannot be applied: no target container, a bad regex or expression",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

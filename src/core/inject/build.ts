@@ -5,6 +5,7 @@ import type { SidecarContainer, SidecarSet } from '../sidecarset-types.js';
 import { inApiFieldOrder, stripSidecarFields } from '../sidecar-container.js';
 import { assembleEnv, transferEnv } from './env.js';
 import type { BuiltContainer } from './merge.js';
+import { applyResourcesPolicy } from './resources-policy.js';
 import type { AppMounts } from './shared-volumes.js';
 import { mergeDevices, mergeMounts } from './shared-volumes.js';
 
@@ -13,6 +14,8 @@ export interface PodSources {
   pod: Readonly<Pod>;
   appEnv: ReadonlyMap<string, EnvVar>;
   appMounts: AppMounts;
+  /** Container names declared by all the SidecarSets injected: never resourcesPolicy targets. */
+  sidecarSetContainers: ReadonlySet<string>;
 }
 
 export interface BuiltSidecarSet {
@@ -61,7 +64,7 @@ interface Emission {
 
 function emit(out: BuiltSidecarSet, { list, sc, hot, ss, sources }: Emission): void {
   const before = sc.podInjectPolicy === 'BeforeAppContainer';
-  const container = buildContainer(sc, sources, out.warnings);
+  const container = buildContainer(sc, ss, sources, out.warnings);
   out.volumes.push(...referencedVolumes(sc, ss, out.warnings));
   if (!hot) {
     list.push({ container, before });
@@ -81,8 +84,19 @@ function emit(out: BuiltSidecarSet, { list, sc, hot, ss, sources }: Emission): v
   out.hotUpgrade[sc.name] = `${sc.name}-1`;
 }
 
-function buildContainer(sc: SidecarContainer, sources: PodSources, warnings: string[]): Container {
+function buildContainer(
+  sc: SidecarContainer,
+  ss: SidecarSet,
+  sources: PodSources,
+  warnings: string[],
+): Container {
   const container = stripSidecarFields(structuredClone(sc));
+  if (sc.resourcesPolicy !== undefined) {
+    applyResourcesPolicy(container, sc.resourcesPolicy, {
+      ...sources,
+      sidecarSet: ss.metadata.name,
+    });
+  }
   const transferred = transferEnv(sc.transferEnv ?? [], sources.pod, sources.appEnv);
   warnings.push(...transferred.warnings.map((w) => `container ${sc.name}: ${w}`));
   const env = transferred.env;

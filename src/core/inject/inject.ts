@@ -20,6 +20,7 @@ import { mergeContainers, mergeImagePullSecrets, mergeVolumes } from './merge.js
 import type { InjectedSetRecord } from './pod-annotations.js';
 import { recordInjection } from './pod-annotations.js';
 import { applyPatchPodMetadata } from './pod-metadata.js';
+import { declaredContainerNames } from './resources-policy.js';
 import type { VersionOptions } from './revision.js';
 import { chooseVersion } from './revision.js';
 import { collectAppMounts } from './shared-volumes.js';
@@ -55,6 +56,7 @@ export function injectPod(
     pod,
     appEnv: indexAppEnv(pod, sidecarNames),
     appMounts: collectAppMounts(pod, sidecarNames),
+    sidecarSetContainers: declaredContainerNames(sets.map((s) => s.sidecarSet)),
   };
   const built = sets.map(({ sidecarSet, revisionName }) => ({
     sidecarSet,
