@@ -235,19 +235,15 @@ async function upgradePod(
       ss.spec.patchPodMetadata ?? [],
       deps.now(),
     );
+    // Leadership may have been lost while we waited: a new leader must not meet our writes.
+    signal.throwIfAborted();
     try {
       if (hasReadinessGate(pod)) {
         await deps.writer.setPodConditions(namespace, name, [
           gateCondition('False', 'StartInPlaceUpdate', deps.now()),
         ]);
       }
-      await deps.writer.patchPod(namespace, name, {
-        metadata: {
-          resourceVersion: pod.metadata.resourceVersion,
-          annotations: change.annotations,
-        },
-        spec: { containers: change.images.map((i) => ({ name: i.container, image: i.to })) },
-      });
+      await deps.writer.patchPod(namespace, name, upgradePatch(pod, change));
     } catch (err) {
       if (err instanceof ConflictError && attempt < CONFLICT_RETRIES) continue;
       throw err;

@@ -1,0 +1,264 @@
+/**
+ * The upgrade controller, assembled: caches (reflectors over SidecarSets, Namespaces and slim
+ * pods), a keyed work queue, leader election, and reconcile. Every replica keeps its caches warm;
+ * only the leader runs the queue, so a takeover starts from a complete cache at once.
+ */
+import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+
+import { NAMESPACE_NAME_LABEL } from '../core/annotations.js';
+import type { Pod } from '../core/k8s-types.js';
+import type { Labels } from '../core/selector.js';
+import type { SidecarSet } from '../core/sidecarset-types.js';
+import type { LeaderElection } from '../k8s/leader-election.js';
+import { defaultIdentity, startLeaderElection } from '../k8s/leader-election.js';
+import { createKubeWriter } from '../k8s/kube-writer.js';
+import type { Reflector } from '../k8s/reflector.js';
+import { createReflector, objectKey } from '../k8s/reflector.js';
+import { slimPod } from '../k8s/slim-pod.js';
+import { createUpgradeExpectations } from './expectations.js';
+import { createPodIndex } from './pod-index.js';
+import type { WorkQueue } from './queue.js';
+import { createWorkQueue } from './queue.js';
+import { createTokenBucket } from './rate-limiter.js';
+import type { ControllerView, ReconcileDeps } from './reconcile.js';
+import { reconcileSidecarSet } from './reconcile.js';
+import type { ClusterWriter } from './writer.js';
+import { dryRunWriter } from './writer.js';
+
+export interface LeaderElectionConfig {
+  namespace: string;
+  name: string;
+  identity?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+export interface ControllerOptions {
+  kubeConfig: KubeConfig;
+  logger: Logger;
+  /** Reconciles of different SidecarSets run in parallel up to this (default 3, as OpenKruise). */
+  workers?: number;
+  /** Every SidecarSet is reconciled at least this often (default 5 minutes). */
+  resyncMs?: number;
+  /** API writes per second and burst (default 20 / 30). */
+  qps?: number;
+  burst?: number;
+  /** Without it, this process reconciles as soon as its caches have synced. */
+  leaderElection?: LeaderElectionConfig;
+  /** Plan and log, write nothing, send no events. */
+  dryRun?: boolean;
+  now?: () => Date;
+  /** Replaces the client-node writer (tests). */
+  writer?: ClusterWriter;
+  /** Called when leadership starts (true) or ends (false). */
+  onLeading?: (leading: boolean) => void;
+  /** Called after each reconcile with its outcome. */
+  onReconcile?: (outcome: 'success' | 'requeue' | 'error') => void;
+}
+
+export interface Controller {
+  /** Starts the caches and leader election; resolves once the caches have synced. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  synced(): boolean;
+  leading(): boolean;
+  cachedPods(): number;
+}
+
+export function createController(options: ControllerOptions): Controller {
+  const log = options.logger.child({ component: 'controller' });
+  const now = options.now ?? (() => new Date());
+  const core = options.kubeConfig.makeApiClient(CoreV1Api);
+  const custom = options.kubeConfig.makeApiClient(CustomObjectsApi);
+  const pods = createPodIndex();
+  const expectations = createUpgradeExpectations();
+  let queue: WorkQueue | undefined;
+  let leading = false;
+  const enqueue = (names: Iterable<string>): void => {
+    for (const name of names) queue?.add(name);
+  };
+
+  const sidecarSets: Reflector<SidecarSet> = createReflector({
+    kubeConfig: options.kubeConfig,
+    path: '/apis/apps.kruise.io/v1alpha1/sidecarsets',
+    list: async (params) =>
+      (await custom.listClusterCustomObject({
+        group: 'apps.kruise.io',
+        version: 'v1alpha1',
+        plural: 'sidecarsets',
+        ...params,
+      })) as KubernetesListObject<KubernetesObject>,
+    transform: withoutManagedFields,
+    logger: log,
+    handlers: {
+      onAdd: (ss) => {
+        enqueue([ss.metadata.name ?? '']);
+      },
+      // Spec changes only: our own status writes must not trigger another round.
+      onUpdate: (old, ss) => {
+        if (old.metadata.generation !== ss.metadata.generation) enqueue([ss.metadata.name ?? '']);
+      },
+      onDelete: (ss) => {
+        enqueue([ss.metadata.name ?? '']);
+      },
+    },
+  });
+  const namespaces: Reflector<{ name: string; labels: Labels }> = createReflector({
+    kubeConfig: options.kubeConfig,
+    path: '/api/v1/namespaces',
+    list: (params) => core.listNamespace(params),
+    transform: (raw: KubernetesObject) => {
+      const name = raw.metadata?.name ?? '';
+      return { name, labels: { ...raw.metadata?.labels, [NAMESPACE_NAME_LABEL]: name } };
+    },
+    logger: log,
+    handlers: {
+      onUpdate: () => {
+        enqueue(sidecarSetsWithNamespaceRules());
+      },
+      onAdd: () => {
+        enqueue(sidecarSetsWithNamespaceRules());
+      },
+      onDelete: () => {
+        enqueue(sidecarSetsWithNamespaceRules());
+      },
+    },
+  });
+  // The slim pod holds only what planning reads, so any change to it is worth a reconcile.
+  const podCache: Reflector<Pod> = createReflector({
+    kubeConfig: options.kubeConfig,
+    path: '/api/v1/pods',
+    list: (params) => core.listPodForAllNamespaces(params),
+    transform: (raw: unknown) => slimPod(raw),
+    logger: log,
+    handlers: {
+      onAdd: (pod) => {
+        enqueue(pods.upsert(keyOf(pod), pod));
+      },
+      onUpdate: (old, pod) => {
+        enqueue(pods.upsert(keyOf(pod), pod, old));
+      },
+      onDelete: (pod) => {
+        expectations.podDeleted(keyOf(pod));
+        enqueue(pods.remove(keyOf(pod), pod));
+      },
+    },
+  });
+
+  function sidecarSetsWithNamespaceRules(): string[] {
+    return sidecarSets
+      .list()
+      .filter((ss) => ss.spec.namespaceSelector !== undefined || ss.spec.namespace)
+      .map((ss) => ss.metadata.name ?? '');
+  }
+
+  const view: ControllerView = {
+    sidecarSet: (name) => sidecarSets.get(objectKey(undefined, name)),
+    podsInjectedBy: (name) => pods.podsOf(name),
+    namespaces: { get: (name) => namespaces.get(objectKey(undefined, name))?.labels },
+  };
+  const realWriter = options.writer ?? createKubeWriter(options.kubeConfig);
+  const writer = options.dryRun
+    ? dryRunWriter(realWriter, (msg, fields) => {
+        log.info(fields, msg);
+      })
+    : realWriter;
+  const bucket = createTokenBucket({ qps: options.qps ?? 20, burst: options.burst ?? 30 });
+  const deps: ReconcileDeps = {
+    view,
+    writer,
+    expectations,
+    inFlight: new Map(),
+    takeToken: (signal) => bucket.take(signal),
+    now,
+    logger: log,
+    reported: new Map(),
+  };
+
+  function lead(signal: AbortSignal): void {
+    leading = true;
+    options.onLeading?.(true);
+    log.info('leading: reconciling SidecarSets');
+    const q = createWorkQueue({
+      workers: options.workers ?? 3,
+      logger: log,
+      resyncMs: options.resyncMs ?? 5 * 60_000,
+      keys: () => sidecarSets.list().map((ss) => ss.metadata.name ?? ''),
+      process: async (key, queueSignal) => {
+        const either = AbortSignal.any([signal, queueSignal]);
+        try {
+          const result = await reconcileSidecarSet(key, deps, either);
+          options.onReconcile?.(result.requeueAfterMs === undefined ? 'success' : 'requeue');
+          return result;
+        } catch (err) {
+          options.onReconcile?.('error');
+          throw err;
+        }
+      },
+    });
+    queue = q;
+    enqueue(sidecarSets.list().map((ss) => ss.metadata.name ?? ''));
+    q.start();
+    signal.addEventListener('abort', () => {
+      leading = false;
+      options.onLeading?.(false);
+      if (queue === q) queue = undefined;
+      void q.shutdown({ drain: false });
+      log.info('stopped leading');
+    });
+  }
+
+  let election: LeaderElection | undefined;
+  let standalone: AbortController | undefined;
+
+  return {
+    async start() {
+      await Promise.all([sidecarSets.start(), namespaces.start(), podCache.start()]);
+      log.info({ pods: pods.size(), sidecarSets: sidecarSets.size() }, 'controller caches synced');
+      const le = options.leaderElection;
+      if (le === undefined) {
+        standalone = new AbortController();
+        lead(standalone.signal);
+        return;
+      }
+      election = startLeaderElection({
+        kubeConfig: options.kubeConfig,
+        namespace: le.namespace,
+        name: le.name,
+        identity: le.identity ?? defaultIdentity(),
+        ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
+        ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
+        ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
+        logger: log,
+        onStartedLeading: lead,
+        onStoppedLeading: () => undefined,
+        onNewLeader: (identity) => {
+          log.info({ leader: identity }, 'new leader');
+        },
+      });
+    },
+    async stop() {
+      standalone?.abort();
+      await election?.stop({ release: true });
+      await queue?.shutdown({ drain: false });
+      await Promise.all([sidecarSets.stop(), namespaces.stop(), podCache.stop()]);
+    },
+    synced: () => sidecarSets.synced() && namespaces.synced() && podCache.synced(),
+    leading: () => leading,
+    cachedPods: () => pods.size(),
+  };
+}
+
+function keyOf(pod: Pod): string {
+  return objectKey(pod.metadata.namespace, pod.metadata.name ?? '');
+}
+
+/** A plain copy without metadata.managedFields, which nothing here reads. */
+function withoutManagedFields(raw: KubernetesObject): SidecarSet {
+  const copy = structuredClone(raw) as unknown as SidecarSet;
+  delete copy.metadata['managedFields'];
+  return copy;
+}
