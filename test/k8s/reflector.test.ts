@@ -11,7 +11,7 @@ import { pino } from 'pino';
 
 import type { Reflector, ReflectorOptions } from '../../src/k8s/reflector.js';
 import { createReflector } from '../../src/k8s/reflector.js';
-import type { FakeApiServer, KubeObject, RequestRecord } from '../fake-apiserver/index.js';
+import type { FakeApiServer, KubeObject, RequestInfo } from '../fake-apiserver/index.js';
 import { CONFIGMAPS, PODS } from '../fake-apiserver/index.js';
 import { Recorder, withServer } from '../fake-apiserver/harness.js';
 
@@ -139,8 +139,8 @@ function makeReflector(
   return { reflector, events, logs, delays };
 }
 
-const isPodWatch = (r: RequestRecord): boolean => r.verb === 'watch' && r.resource === 'pods';
-const isPodList = (r: RequestRecord): boolean => r.verb === 'list' && r.resource === 'pods';
+const isPodWatch = (r: RequestInfo): boolean => r.verb === 'watch' && r.resource === 'pods';
+const isPodList = (r: RequestInfo): boolean => r.verb === 'list' && r.resource === 'pods';
 
 function setImage(server: FakeApiServer, name: string, image: string): void {
   server.store.mutate(PODS, 'default', name, (p) => {
