@@ -1,9 +1,10 @@
 /**
- * Cluster mode: SidecarSets and Namespaces from the API server through informers. SidecarSets go
- * through the same defaulting and hashing as files (a no-op for objects our mutating webhook
- * admitted); ones that do not fit the schema are logged and left out.
+ * Cluster mode: SidecarSets and Namespaces from the API server through reflectors (list, then
+ * watch, restarted with backoff). SidecarSets are cached whole and go through the same defaulting
+ * and hashing as files (a no-op for objects our mutating webhook admitted); ones that do not fit
+ * the schema are logged and left out. Namespaces are cached as their name and labels only.
  */
-import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
@@ -15,14 +16,25 @@ import { formatFieldErrors } from '../core/validation/field-error.js';
 import { validateSidecarSetSchema } from '../core/validation/sidecarset.js';
 import type { Snapshot, SnapshotSource } from '../cache/snapshot.js';
 import { makeSnapshot } from '../cache/snapshot.js';
-import type { Backoff, ResilientInformer } from './informer.js';
-import { resilientInformer } from './informer.js';
+import type { Backoff, ListPage, Reflector, ReflectorHandlers } from './reflector.js';
+import { createReflector } from './reflector.js';
 
 export interface ClusterSourceOptions {
   kubeConfig: KubeConfig;
   logger: Logger;
+  /** Called after each relist (after a 410), not after the first list. */
   onRelist?: () => void;
   backoff?: Backoff;
+}
+
+/** What the matcher reads of a Namespace. */
+interface NamespaceLabels {
+  name: string;
+  labels: Labels;
+}
+
+function namespaceLabels(raw: KubernetesObject): NamespaceLabels {
+  return { name: raw.metadata?.name ?? '', labels: { ...raw.metadata?.labels } };
 }
 
 export function createClusterSource(options: ClusterSourceOptions): SnapshotSource {
@@ -34,27 +46,36 @@ export function createClusterSource(options: ClusterSourceOptions): SnapshotSour
   const markDirty = (): void => {
     snapshot = undefined;
   };
+  const handlers: ReflectorHandlers<unknown> = {
+    onAdd: markDirty,
+    onUpdate: markDirty,
+    onDelete: markDirty,
+    onSynced: markDirty,
+    ...(options.onRelist ? { onRelist: options.onRelist } : {}),
+  };
   const common = {
     kubeConfig: options.kubeConfig,
     logger: log,
-    onChange: markDirty,
-    ...(options.onRelist ? { onRelist: options.onRelist } : {}),
+    handlers,
     ...(options.backoff ? { backoff: options.backoff } : {}),
   };
-  const sidecarSets: ResilientInformer<KubernetesObject> = resilientInformer({
+  const sidecarSets: Reflector<KubernetesObject> = createReflector({
     ...common,
     path: '/apis/apps.kruise.io/v1alpha1/sidecarsets',
-    list: async () =>
+    list: async (params) =>
       (await custom.listClusterCustomObject({
         group: 'apps.kruise.io',
         version: 'v1alpha1',
         plural: 'sidecarsets',
-      })) as KubernetesListObject<KubernetesObject>,
+        ...params,
+      })) as ListPage<KubernetesObject>,
+    transform: (raw: KubernetesObject) => raw,
   });
-  const namespaces = resilientInformer({
+  const namespaces: Reflector<NamespaceLabels> = createReflector({
     ...common,
     path: '/api/v1/namespaces',
-    list: () => core.listNamespace(),
+    list: (params) => core.listNamespace(params),
+    transform: namespaceLabels,
   });
 
   function build(): Snapshot {
@@ -77,8 +98,7 @@ export function createClusterSource(options: ClusterSourceOptions): SnapshotSour
     }
     const byName = new Map<string, Labels>();
     for (const ns of namespaces.list()) {
-      const name = ns.metadata?.name;
-      if (name) byName.set(name, { ...ns.metadata?.labels, [NAMESPACE_NAME_LABEL]: name });
+      if (ns.name !== '') byName.set(ns.name, { ...ns.labels, [NAMESPACE_NAME_LABEL]: ns.name });
     }
     return makeSnapshot(ready, byName, byName.size);
   }

@@ -29,12 +29,12 @@ export interface Backoff {
 
 export const DEFAULT_BACKOFF: Backoff = { initialMs: 500, maxMs: 30_000 };
 
-/** What the reflector passes to the list call; map `continue` to client-node's `_continue`. */
+/** What the reflector passes to the list call, named as client-node's list requests name them. */
 export interface ListParams {
   labelSelector?: string;
   fieldSelector?: string;
   limit?: number;
-  continue?: string;
+  _continue?: string;
 }
 
 /** The part of a list response the reflector reads (client-node list results fit it). */
@@ -49,6 +49,8 @@ export interface ReflectorHandlers<T> {
   onDelete?: (obj: T) => void;
   /** Once, after the first complete list has been stored and its handlers called. */
   onSynced?: () => void;
+  /** After each later successful list (a relist), once its differences have been emitted. */
+  onRelist?: () => void;
 }
 
 export interface ReflectorOptions<Raw, T> {
@@ -223,7 +225,7 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
       if (options.labelSelector !== undefined) params.labelSelector = options.labelSelector;
       if (options.fieldSelector !== undefined) params.fieldSelector = options.fieldSelector;
       if (pageSize > 0) params.limit = pageSize;
-      if (token !== undefined) params.continue = token;
+      if (token !== undefined) params._continue = token;
       const page = await options.list(params);
       if (stopped) break;
       // All pages of one list share the first page's version (a snapshot on a real API server).
@@ -236,6 +238,11 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
           objects.set(meta.key, { obj, resourceVersion: meta.resourceVersion });
       }
       const next = page.metadata?._continue ?? page.metadata?.continue;
+      if (next !== undefined && next !== '' && next === token) {
+        throw new Error(
+          'the list returned the same continue token again (is _continue passed on?)',
+        );
+      }
       token = pageSize > 0 && next !== undefined && next !== '' ? next : undefined;
     } while (token !== undefined);
     return { objects, resourceVersion: listVersion ?? '' };
@@ -263,7 +270,9 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
     resourceVersion = result.resourceVersion;
     failures = 0;
     log.debug({ objects: store.size, resourceVersion }, 'listed');
-    if (!hasSynced) {
+    if (hasSynced) {
+      emit((h) => h.onRelist?.(), 'relist');
+    } else {
       hasSynced = true;
       log.info({ objects: store.size }, 'synced');
       emit((h) => h.onSynced?.(), 'synced');

@@ -109,14 +109,7 @@ function makeReflector(
   const reflector = createReflector<unknown, Small>({
     kubeConfig: kc,
     path: '/api/v1/namespaces/default/pods',
-    list: (params) =>
-      core.listNamespacedPod({
-        namespace: 'default',
-        ...(params.labelSelector === undefined ? {} : { labelSelector: params.labelSelector }),
-        ...(params.fieldSelector === undefined ? {} : { fieldSelector: params.fieldSelector }),
-        ...(params.limit === undefined ? {} : { limit: params.limit }),
-        ...(params.continue === undefined ? {} : { _continue: params.continue }),
-      }),
+    list: (params) => core.listNamespacedPod({ namespace: 'default', ...params }),
     transform: small,
     logger,
     delay: delays.delay,
