@@ -1,0 +1,123 @@
+/**
+ * The server side of bench/admission.bench.ts, run in a child process so that its CPU time is
+ * measured apart from the load generator's. It serves either
+ *   - `webhook <sidecarsets dir> <dev cert dir>`: the real webhook through `startServe` (files mode,
+ *     development certificate, log level warn), or
+ *   - `baseline <dev cert dir>`: a bare fastify HTTPS server (same certificate, same body limit)
+ *     doing a naive one-sidecar injection answered with a fast-json-patch `compare` patch,
+ * on 127.0.0.1 with a free port, then answers IPC messages: `cpu` (its process.cpuUsage()) and
+ * `stop`.
+ */
+import { Readable, Writable } from 'node:stream';
+
+import jsonPatch from 'fast-json-patch';
+import { fastify } from 'fastify';
+
+import { startServe } from '../src/cli/serve.js';
+import { isPlainObject } from '../src/core/json.js';
+import type { Container, Pod, Volume } from '../src/core/k8s-types.js';
+import { BODY_LIMIT } from '../src/server/app.js';
+import { ensureDevCertificates, readTlsPair } from '../src/server/tls.js';
+
+export type ParentMessage = { type: 'cpu' } | { type: 'stop' };
+export type ChildMessage =
+  | { type: 'ready'; url: string }
+  | { type: 'cpu'; micros: number; logLines: number }
+  | { type: 'failed'; message: string };
+
+interface Running {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Log lines the webhook wrote (at warn and above); discarded, only counted. */
+let logLines = 0;
+const logSink = new Writable({
+  write(chunk: Buffer, _encoding, callback) {
+    for (const byte of chunk) if (byte === 0x0a) logLines++;
+    callback();
+  },
+});
+
+/** The sidecar the baseline injects: the article's logtail container, and one volume. */
+const SIDECAR: Container = {
+  name: 'logtail',
+  image: 'log-service/logtail:0.16.16',
+  command: ['sh', '-c', '/usr/local/ilogtail/run_logtail.sh 10'],
+  resources: { limits: { memory: '512Mi' }, requests: { cpu: '10m', memory: '30Mi' } },
+  volumeMounts: [{ name: 'nginx-log', mountPath: '/var/log/nginx' }],
+};
+const SIDECAR_VOLUME: Volume = { name: 'logtail-state', emptyDir: {} };
+
+function startWebhook(sidecarSets: string, devCertDir: string): Promise<Running> {
+  return startServe(
+    { sidecarsets: sidecarSets, port: 0, host: '127.0.0.1', logLevel: 'warn', devCertDir },
+    { stdin: Readable.from([]), stdout: logSink, stderr: process.stderr },
+  );
+}
+
+/** The pod and uid of an AdmissionReview, or undefined when it does not carry a pod. */
+function parseReview(body: unknown): { apiVersion: string; uid: string; pod: Pod } | undefined {
+  if (!isPlainObject(body) || !isPlainObject(body['request'])) return undefined;
+  const { uid, object } = body['request'];
+  const apiVersion = body['apiVersion'];
+  if (typeof uid !== 'string' || typeof apiVersion !== 'string') return undefined;
+  if (!isPlainObject(object) || !isPlainObject(object['spec'])) return undefined;
+  if (!Array.isArray(object['spec']['containers'])) return undefined;
+  return { apiVersion, uid, pod: object as unknown as Pod };
+}
+
+async function startBaseline(devCertDir: string): Promise<Running> {
+  const dev = await ensureDevCertificates(devCertDir, new Date());
+  const tls = await readTlsPair(dev.certFile, dev.keyFile);
+  const app = fastify({
+    bodyLimit: BODY_LIMIT,
+    https: { minVersion: 'TLSv1.2', cert: tls.cert, key: tls.key },
+  });
+  app.post('/mutate-pods', async (request, reply) => {
+    const review = parseReview(request.body);
+    if (review === undefined) return reply.code(400).send({ message: 'not a pod review' });
+    const mutated = structuredClone(review.pod);
+    mutated.spec.containers.unshift(structuredClone(SIDECAR));
+    mutated.spec.volumes = [...(mutated.spec.volumes ?? []), structuredClone(SIDECAR_VOLUME)];
+    const patch = jsonPatch.compare(review.pod, mutated);
+    return {
+      apiVersion: review.apiVersion,
+      kind: 'AdmissionReview',
+      response: {
+        uid: review.uid,
+        allowed: true,
+        patchType: 'JSONPatch',
+        patch: Buffer.from(JSON.stringify(patch)).toString('base64'),
+      },
+    };
+  });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { url, close: () => app.close() };
+}
+
+function send(message: ChildMessage): void {
+  process.send?.(message);
+}
+
+async function main(): Promise<void> {
+  const [mode, first = '', second = ''] = process.argv.slice(2);
+  const running =
+    mode === 'webhook' ? await startWebhook(first, second) : await startBaseline(first);
+  process.on('message', (message: ParentMessage) => {
+    if (message.type === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      send({ type: 'cpu', micros: user + system, logLines });
+    } else {
+      void running.close().finally(() => process.exit(0));
+    }
+  });
+  // Without a parent there is nobody to stop us.
+  process.on('disconnect', () => process.exit(0));
+  send({ type: 'ready', url: running.url });
+}
+
+main().catch((err: unknown) => {
+  send({ type: 'failed', message: err instanceof Error ? err.message : String(err) });
+  process.exit(1);
+});

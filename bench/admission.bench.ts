@@ -1,0 +1,351 @@
+/**
+ * Pod admission over HTTPS: the real webhook with 1, 100 and 1,000 SidecarSets loaded, side by side
+ * with a bare fastify server doing a naive one-sidecar injection (fast-json-patch), in the same run.
+ * Each server runs in a child process (bench/admission-server.ts) so that its CPU time per request
+ * is measured without the load generator's. Target (issue 3): at 1,000 SidecarSets, at most 1.5x
+ * the baseline's CPU per request. Not a test: it only prints (each server's answer is checked once,
+ * before any load, by applying its patch to the pod).
+ *
+ * BENCH_ROUNDS=n (default 3) sets the interleaved rounds; BENCH_CPU_PROF=<dir> writes a V8 CPU
+ * profile of every server process there.
+ */
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { createRequire } from 'node:module';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+import jsonPatch from 'fast-json-patch';
+import { stringify } from 'yaml';
+
+import type { Pod } from '../src/core/k8s-types.js';
+import { ensureDevCertificates } from '../src/server/tls.js';
+import type { ChildMessage, ParentMessage } from './admission-server.js';
+
+const SIZES = [1, 100, 1_000];
+const CONNECTIONS = 16;
+const WARMUP_S = 1;
+const DURATION_S = 5;
+const TARGET_RATIO = 1.5;
+/** Rounds of runs, interleaved across servers so that a busy moment does not hit only one. */
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
+
+const SERVER_ENTRY = fileURLToPath(new URL('./admission-server.ts', import.meta.url));
+const EXAMPLES = new URL('../examples/', import.meta.url);
+
+/** The few autocannon options and results used here (the package ships no types). */
+interface LoadResult {
+  latency: { p50: number; p99: number };
+  requests: { average: number; total: number };
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+}
+type Autocannon = (options: {
+  url: string;
+  method: 'POST';
+  headers: Record<string, string>;
+  body: string;
+  connections: number;
+  pipelining: number;
+  duration: number;
+}) => Promise<LoadResult>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+interface Measurement {
+  load: LoadResult;
+  /** Server CPU time (user + system, all threads) per completed request, in µs. */
+  cpuPerRequest: number;
+  logLines: number;
+}
+
+interface Row {
+  server: string;
+  sidecarSets: number;
+  /** The round with the median CPU per request. */
+  median: Measurement;
+  cpuRange: [number, number];
+  responses: number;
+  non2xx: number;
+  errors: number;
+  logLines: number;
+}
+
+/** A SidecarSet for `app-<i>` pods: its own container and volume, so none conflicts. */
+function otherSidecarSet(i: number): Record<string, unknown> {
+  const name = `agent-${String(i).padStart(4, '0')}`;
+  // Most select one app; every tenth an app and its canary; a few select by a label that exists.
+  const selector =
+    i % 50 === 0
+      ? { matchExpressions: [{ key: `example.com/${name}`, operator: 'Exists' }] }
+      : i % 10 === 0
+        ? { matchExpressions: [{ key: 'app', operator: 'In', values: [`app-${i}`, `app-${i}-c`] }] }
+        : { matchLabels: { app: `app-${i}`, tier: i % 2 === 0 ? 'web' : 'worker' } };
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: { name, labels: { team: `team-${i % 20}` } },
+    spec: {
+      selector,
+      ...(i % 4 === 0 ? { namespace: `team-${i % 20}` } : {}),
+      updateStrategy: { type: 'RollingUpdate', maxUnavailable: '10%' },
+      containers: [
+        {
+          name,
+          image: `registry.example.com/agents/${name}:1.${i % 10}.0`,
+          args: ['--config=/etc/agent/agent.yaml', `--instance=${name}`],
+          env: [{ name: 'AGENT_MODE', value: 'sidecar' }],
+          resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } },
+          volumeMounts: [{ name: `${name}-state`, mountPath: '/var/lib/agent' }],
+        },
+      ],
+      volumes: [{ name: `${name}-state`, emptyDir: {} }],
+    },
+  };
+}
+
+/** n SidecarSets in a directory: the article's logtail (the only match) and n - 1 others. */
+async function writeSidecarSets(root: string, n: number): Promise<string> {
+  const dir = join(root, `sidecarsets-${n}`);
+  await mkdir(dir);
+  await writeFile(
+    join(dir, 'logtail.yaml'),
+    await readFile(new URL('logtail-sidecarset.yaml', EXAMPLES)),
+  );
+  const others = Array.from({ length: n - 1 }, (_, i) => stringify(otherSidecarSet(i + 1)));
+  if (others.length > 0) await writeFile(join(dir, 'agents.yaml'), others.join('---\n'));
+  return dir;
+}
+
+/** Sends a message to the child and waits for its answer (one request at a time). */
+function ask(child: ChildProcess, message: ParentMessage | undefined): Promise<ChildMessage> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (reply: ChildMessage): void => {
+      cleanup();
+      if (reply.type === 'failed') reject(new Error(`the server did not start: ${reply.message}`));
+      else resolve(reply);
+    };
+    const onExit = (): void => {
+      cleanup();
+      reject(new Error('the server process exited'));
+    };
+    const cleanup = (): void => {
+      child.off('message', onMessage).off('exit', onExit);
+    };
+    child.on('message', onMessage).on('exit', onExit);
+    if (message !== undefined) child.send(message);
+  });
+}
+
+async function cpuMicros(child: ChildProcess): Promise<{ micros: number; logLines: number }> {
+  const reply = await ask(child, { type: 'cpu' });
+  if (reply.type !== 'cpu') throw new Error(`expected a cpu answer, got ${reply.type}`);
+  return reply;
+}
+
+/** One POST, answered and checked before any load: the patch must inject logtail in front. */
+async function verify(url: string, ca: string, body: string): Promise<string[]> {
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = request(
+      `${url}/mutate-pods`,
+      { method: 'POST', ca, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let data = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (data += chunk));
+        res.on('end', () => {
+          if (res.statusCode === 200) resolve(data);
+          else reject(new Error(`HTTP ${res.statusCode ?? '?'}: ${data}`));
+        });
+      },
+    );
+    req.on('error', reject).end(body);
+  });
+  const answer = JSON.parse(text) as { response?: { allowed?: boolean; patch?: string } };
+  const pod = (JSON.parse(body) as { request: { object: Pod } }).request.object;
+  if (answer.response?.allowed !== true || answer.response.patch === undefined)
+    throw new Error(`no patch in ${text}`);
+  const ops = JSON.parse(
+    Buffer.from(answer.response.patch, 'base64').toString('utf8'),
+  ) as jsonPatch.Operation[];
+  const out = jsonPatch.applyPatch(structuredClone(pod), ops, true, false).newDocument;
+  const names = out.spec.containers.map((c) => c.name);
+  if (names[0] !== 'logtail' || !names.includes('nginx'))
+    throw new Error(`the patch gives containers [${names.join(', ')}]`);
+  return names;
+}
+
+/** autocannon never verifies the certificate (loopback only); `verify` above uses the dev CA. */
+function load(url: string, body: string, duration: number): Promise<LoadResult> {
+  return autocannon({
+    url: `${url}/mutate-pods`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    connections: CONNECTIONS,
+    pipelining: 1,
+    duration,
+  });
+}
+
+/** BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each server process there. */
+function profileFlags(): string[] {
+  const dir = process.env['BENCH_CPU_PROF'];
+  return dir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', dir];
+}
+
+interface Server {
+  name: string;
+  sidecarSets: number;
+  child: ChildProcess;
+  url: string;
+}
+
+/** Forks one server process and checks its answer before any load. */
+async function startServer(
+  name: string,
+  sidecarSets: number,
+  args: string[],
+  fixture: { ca: string; body: string },
+): Promise<Server> {
+  const child = fork(SERVER_ENTRY, args, {
+    execArgv: ['--import', 'tsx', ...profileFlags()],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const server = { name, sidecarSets, child, url: '' };
+  running.push(server);
+  const ready = await ask(child, undefined);
+  if (ready.type !== 'ready') throw new Error(`expected ready, got ${ready.type}`);
+  server.url = ready.url;
+  const names = await verify(server.url, fixture.ca, fixture.body);
+  console.error(`${name} (${sidecarSets} SidecarSets): the patch gives [${names.join(', ')}]`);
+  return server;
+}
+
+/** One bounded run after a warm-up; CPU is the server process's own, read over IPC. */
+async function measure(server: Server, body: string): Promise<Measurement> {
+  await load(server.url, body, WARMUP_S);
+  const before = await cpuMicros(server.child);
+  const result = await load(server.url, body, DURATION_S);
+  const after = await cpuMicros(server.child);
+  return {
+    load: result,
+    cpuPerRequest: (after.micros - before.micros) / Math.max(1, result.requests.total),
+    logLines: after.logLines - before.logLines,
+  };
+}
+
+const running: Server[] = [];
+
+function alive(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+async function stopAll(): Promise<void> {
+  await Promise.all(
+    running.map(async ({ child }) => {
+      if (!alive(child)) return;
+      const exited = once(child, 'exit');
+      child.send({ type: 'stop' } satisfies ParentMessage);
+      await Promise.race([exited, delay(5_000, undefined, { ref: false })]);
+      if (alive(child)) child.kill('SIGKILL');
+    }),
+  );
+}
+
+/** The run with the median CPU per request, and the totals over every run. */
+function summarize(server: Server, runs: Measurement[]): Row {
+  const sorted = [...runs].sort((a, b) => a.cpuPerRequest - b.cpuPerRequest);
+  const median = sorted[Math.floor(sorted.length / 2)];
+  if (median === undefined) throw new Error('no runs');
+  const sum = (f: (m: Measurement) => number): number => runs.reduce((n, m) => n + f(m), 0);
+  return {
+    server: server.name,
+    sidecarSets: server.sidecarSets,
+    median,
+    cpuRange: [sorted[0]?.cpuPerRequest ?? 0, sorted.at(-1)?.cpuPerRequest ?? 0],
+    responses: sum((m) => m.load.requests.total),
+    non2xx: sum((m) => m.load.non2xx),
+    errors: sum((m) => m.load.errors + m.load.timeouts),
+    logLines: sum((m) => m.logLines),
+  };
+}
+
+function printTable(rows: Row[]): void {
+  const baseline = rows.find((r) => r.server === 'baseline')?.median.cpuPerRequest ?? NaN;
+  console.log(
+    `\nPOST /mutate-pods (the article's nginx pod) over HTTPS on loopback: ${CONNECTIONS} connections, ` +
+      `pipelining 1, ${DURATION_S} s runs after ${WARMUP_S} s warm-ups, ${ROUNDS} round(s) ` +
+      `interleaved, median round shown; webhook log level warn (no per-request log lines)`,
+  );
+  const header = [
+    'server',
+    'SidecarSets',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'CPU µs/req',
+    'range',
+    'vs baseline',
+  ];
+  const lines = rows.map((r) => [
+    r.server,
+    String(r.sidecarSets),
+    r.median.load.requests.average.toFixed(0),
+    String(r.median.load.latency.p50),
+    String(r.median.load.latency.p99),
+    r.median.cpuPerRequest.toFixed(0),
+    r.cpuRange.map((c) => c.toFixed(0)).join('-'),
+    (r.median.cpuPerRequest / baseline).toFixed(2) + 'x',
+  ]);
+  for (const cells of [header, ...lines]) console.log(cells.map((c) => c.padEnd(12)).join(''));
+  for (const r of rows) {
+    console.log(
+      `${r.server} ${r.sidecarSets}: ${r.responses} responses, ${r.non2xx} non-2xx, ` +
+        `${r.errors} errors or timeouts, ${r.logLines} log lines`,
+    );
+  }
+  const last = rows.find((r) => r.server === 'webhook' && r.sidecarSets === 1_000);
+  if (last !== undefined) {
+    const ratio = last.median.cpuPerRequest / baseline;
+    const ok = ratio <= TARGET_RATIO && last.non2xx + last.errors === 0;
+    console.log(
+      `target: at 1,000 SidecarSets at most ${TARGET_RATIO}x the baseline's CPU per request; ` +
+        `this run: ${ratio.toFixed(2)}x, ${ok ? 'MET' : 'NOT MET'}`,
+    );
+  }
+  const [one, five, fifteen] = loadavg().map((l) => l.toFixed(2));
+  console.log(`load average: ${one} ${five} ${fifteen} (${cpus().length} CPUs, shared)`);
+}
+
+async function main(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'sidecarset-bench-'));
+  try {
+    const certDir = join(root, 'certs');
+    const dev = await ensureDevCertificates(certDir, new Date());
+    const fixture = {
+      ca: await readFile(dev.caFile, 'utf8'),
+      body: await readFile(new URL('admission-review.json', EXAMPLES), 'utf8'),
+    };
+    const servers = [await startServer('baseline', 0, ['baseline', certDir], fixture)];
+    for (const n of SIZES) {
+      const dir = await writeSidecarSets(root, n);
+      servers.push(await startServer('webhook', n, ['webhook', dir, certDir], fixture));
+    }
+    const runs = servers.map((): Measurement[] => []);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [i, server] of servers.entries())
+        runs[i]?.push(await measure(server, fixture.body));
+    }
+    printTable(servers.map((server, i) => summarize(server, runs[i] ?? [])));
+  } finally {
+    await stopAll();
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+await main();
