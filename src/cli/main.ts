@@ -6,8 +6,10 @@ import { runInject } from './inject.js';
 import type { Io } from './io.js';
 import { UsageError } from './io.js';
 import { runPlan } from './plan.js';
-import type { ServeOptions } from './serve.js';
-import { runServe } from './serve.js';
+import type { ControllerCommandOptions } from './controller.js';
+import { runController } from './controller.js';
+import type { ControllerFlags, ServeOptions } from './serve.js';
+import { DEFAULT_CONTROLLER_FLAGS, runServe } from './serve.js';
 import { runValidate } from './validate.js';
 
 export type { Io } from './io.js';
@@ -96,7 +98,7 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
       },
     );
 
-  program
+  const serve = program
     .command('serve')
     .description('run the admission webhook over HTTPS (every flag also reads SIDECARSET_<FLAG>)')
     .addOption(
@@ -150,9 +152,45 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
         .env('SIDECARSET_DEV_CERT_DIR')
         .default('certs/dev'),
     )
-    .action(async (opts: ServeOptions) => {
-      exitCode = await runServe(opts, io);
-    });
+    .addOption(
+      new Option('--controller [bool]', 'also run the upgrade controller (cluster mode)')
+        .env('SIDECARSET_CONTROLLER')
+        .argParser(parseBool)
+        .default(true),
+    );
+  addControllerOptions(serve).action(async (opts: ServeOptions & ControllerFlags) => {
+    exitCode = await runServe({ ...opts, controllerOptions: opts }, io);
+  });
+
+  const controller = program
+    .command('controller')
+    .description(
+      'run only the in-place upgrade controller (every flag also reads SIDECARSET_<FLAG>)',
+    )
+    .addOption(
+      new Option('--kubeconfig <file>', 'kubeconfig (default: in-cluster or $KUBECONFIG)').env(
+        'SIDECARSET_KUBECONFIG',
+      ),
+    )
+    .addOption(
+      new Option('--metrics-port <port>', 'serve /metrics, /healthz, /readyz over plain HTTP')
+        .env('SIDECARSET_METRICS_PORT')
+        .argParser(parsePort),
+    )
+    .addOption(
+      new Option('--host <host>', 'address of the metrics port')
+        .env('SIDECARSET_HOST')
+        .default('0.0.0.0'),
+    )
+    .addOption(
+      new Option('--log-level <level>', 'pino log level')
+        .env('SIDECARSET_LOG_LEVEL')
+        .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace'])
+        .default('info'),
+    );
+  addControllerOptions(controller).action(async (opts: ControllerCommandOptions) => {
+    exitCode = await runController(opts, io);
+  });
 
   try {
     if (argv.length === 0) {
@@ -164,6 +202,66 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
   } catch (err) {
     return reportError(err, io);
   }
+}
+
+function addControllerOptions(command: Command): Command {
+  const d = DEFAULT_CONTROLLER_FLAGS;
+  return command
+    .addOption(
+      new Option(
+        '--leader-elect [bool]',
+        'reconcile only while holding the Lease (several replicas)',
+      )
+        .env('SIDECARSET_LEADER_ELECT')
+        .argParser(parseBool)
+        .default(d.leaderElect),
+    )
+    .addOption(
+      new Option('--leader-election-namespace <ns>', 'namespace of the Lease')
+        .env('SIDECARSET_LEADER_ELECTION_NAMESPACE')
+        .default(d.leaderElectionNamespace),
+    )
+    .addOption(
+      new Option('--lease-name <name>', 'name of the Lease')
+        .env('SIDECARSET_LEASE_NAME')
+        .default(d.leaseName),
+    )
+    .addOption(
+      new Option('--workers <n>', 'SidecarSets reconciled in parallel')
+        .env('SIDECARSET_WORKERS')
+        .argParser(parsePositive)
+        .default(d.workers),
+    )
+    .addOption(
+      new Option('--qps <n>', 'API writes per second')
+        .env('SIDECARSET_QPS')
+        .argParser(parsePositive)
+        .default(d.qps),
+    )
+    .addOption(
+      new Option('--burst <n>', 'API write burst')
+        .env('SIDECARSET_BURST')
+        .argParser(parsePositive)
+        .default(d.burst),
+    )
+    .addOption(
+      new Option('--dry-run [bool]', 'plan and log upgrades, write nothing, send no events')
+        .env('SIDECARSET_DRY_RUN')
+        .argParser(parseBool)
+        .default(d.dryRun),
+    );
+}
+
+function parseBool(value: string): boolean {
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new InvalidArgumentError('expected true or false');
+}
+
+function parsePositive(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
+  return n;
 }
 
 function parsePort(value: string): number {

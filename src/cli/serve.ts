@@ -9,12 +9,16 @@ import closeWithGrace from 'close-with-grace';
 import { fastify } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 
 import { createFilesSource } from '../cache/files-source.js';
 import type { SnapshotSource } from '../cache/snapshot.js';
+import type { Controller } from '../controller/controller.js';
+import { createController } from '../controller/controller.js';
 import { createClusterSource } from '../k8s/cluster-source.js';
-import { buildApp } from '../server/app.js';
+import { createControllerMetrics } from '../server/controller-metrics.js';
+import { buildApp, webhookHealth } from '../server/app.js';
 import { registerHealthRoutes } from '../server/health-routes.js';
 import type { WebhookMetrics } from '../server/metrics.js';
 import { createMetrics } from '../server/metrics.js';
@@ -34,7 +38,31 @@ export interface ServeOptions {
   metricsPort?: number;
   logLevel: string;
   devCertDir: string;
+  /** Run the upgrade controller too (cluster mode only); default true. */
+  controller?: boolean;
+  controllerOptions?: ControllerFlags;
 }
+
+/** Flags of the upgrade controller, shared by `serve` and `controller`. */
+export interface ControllerFlags {
+  leaderElect: boolean;
+  leaderElectionNamespace: string;
+  leaseName: string;
+  workers: number;
+  qps: number;
+  burst: number;
+  dryRun: boolean;
+}
+
+export const DEFAULT_CONTROLLER_FLAGS: ControllerFlags = {
+  leaderElect: false,
+  leaderElectionNamespace: 'sidecarset-system',
+  leaseName: 'sidecarset-controller',
+  workers: 3,
+  qps: 20,
+  burst: 30,
+  dryRun: false,
+};
 
 export interface Served {
   /** Addresses actually bound (port 0 picks a free port). */
@@ -56,7 +84,10 @@ export async function startServe(options: ServeOptions, io: Io): Promise<Served>
   const logger = pino({ level: options.logLevel, base: { service: 'sidecarset' } }, io.stdout);
   // The cache-size gauge reads the source lazily, at scrape time.
   const metrics = createMetrics(() => source);
-  const source = createSource(options, logger, metrics);
+  const kubeConfig =
+    options.sidecarsets === undefined ? loadKubeConfig(options.kubeconfig) : undefined;
+  const source = createSource(options, kubeConfig, logger, metrics);
+  const controller = startControllerIfWanted(options, kubeConfig, logger, metrics.registry);
   const tls = await loadCertificate(options, logger);
   metrics.certificateExpiry.set(tls.pair.notAfter.getTime() / 1000);
 
@@ -82,7 +113,7 @@ export async function startServe(options: ServeOptions, io: Io): Promise<Served>
   let metricsUrl: string | undefined;
   if (options.metricsPort !== undefined) {
     metricsApp = fastify({ loggerInstance: logger }) as unknown as FastifyInstance;
-    registerHealthRoutes(metricsApp, { source, metrics });
+    registerHealthRoutes(metricsApp, webhookHealth(source, metrics));
     metricsUrl = await metricsApp.listen({ port: options.metricsPort, host: options.host });
   }
   const port = new URL(url).port;
@@ -102,6 +133,7 @@ export async function startServe(options: ServeOptions, io: Io): Promise<Served>
       await app.close();
       await metricsApp?.close();
       await certWatch?.close();
+      await controller?.stop();
       await source.stop();
     },
   };
@@ -121,12 +153,13 @@ export async function runServe(options: ServeOptions, io: Io): Promise<number> {
 
 function createSource(
   options: ServeOptions,
+  kubeConfig: KubeConfig | undefined,
   logger: Logger,
   metrics: WebhookMetrics,
 ): SnapshotSource {
-  if (options.sidecarsets !== undefined) {
+  if (options.sidecarsets !== undefined || kubeConfig === undefined) {
     return createFilesSource({
-      sidecarSets: options.sidecarsets,
+      sidecarSets: options.sidecarsets ?? '',
       ...(options.namespaces ? { namespaces: options.namespaces } : {}),
       logger,
       onReload: (ok) => {
@@ -134,9 +167,6 @@ function createSource(
       },
     });
   }
-  const kubeConfig = new KubeConfig();
-  if (options.kubeconfig !== undefined) kubeConfig.loadFromFile(options.kubeconfig);
-  else kubeConfig.loadFromDefault();
   return createClusterSource({
     kubeConfig,
     logger,
@@ -144,6 +174,64 @@ function createSource(
       metrics.reloads.inc({ result: 'relist' });
     },
   });
+}
+
+export function loadKubeConfig(file: string | undefined): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  if (file !== undefined) kubeConfig.loadFromFile(file);
+  else kubeConfig.loadFromDefault();
+  return kubeConfig;
+}
+
+/** The upgrade controller beside the webhook: on by default in cluster mode, off in files mode. */
+function startControllerIfWanted(
+  options: ServeOptions,
+  kubeConfig: KubeConfig | undefined,
+  logger: Logger,
+  registry: Registry,
+): Controller | undefined {
+  if (options.controller === false) return undefined;
+  if (kubeConfig === undefined) {
+    logger.info('files mode: the upgrade controller needs a cluster and is not started');
+    return undefined;
+  }
+  return launchController(
+    kubeConfig,
+    options.controllerOptions ?? DEFAULT_CONTROLLER_FLAGS,
+    logger,
+    registry,
+  );
+}
+
+/** Creates and starts the controller; start-up failures are logged, not thrown. */
+export function launchController(
+  kubeConfig: KubeConfig,
+  flags: ControllerFlags,
+  logger: Logger,
+  registry: Registry,
+): Controller {
+  const metrics = createControllerMetrics(registry, () => ({
+    leading: controller.leading(),
+    cachedPods: controller.cachedPods(),
+  }));
+  const controller = createController({
+    kubeConfig,
+    logger,
+    workers: flags.workers,
+    qps: flags.qps,
+    burst: flags.burst,
+    dryRun: flags.dryRun,
+    ...(flags.leaderElect
+      ? { leaderElection: { namespace: flags.leaderElectionNamespace, name: flags.leaseName } }
+      : {}),
+    onReconcile: (result) => {
+      metrics.reconciles.inc({ result });
+    },
+  });
+  controller.start().catch((err: unknown) => {
+    logger.error({ err }, 'the upgrade controller failed to start');
+  });
+  return controller;
 }
 
 async function loadCertificate(

@@ -18,6 +18,7 @@ import {
   decideSidecarSetValidation,
 } from '../core/admission/sidecarset-webhooks.js';
 import type { Snapshot } from '../cache/snapshot.js';
+import type { HealthDeps } from './health-routes.js';
 import { registerHealthRoutes, sendStatus } from './health-routes.js';
 import type { WebhookMetrics } from './metrics.js';
 
@@ -76,7 +77,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return sendStatus(reply, code, message);
   });
 
-  registerHealthRoutes(app, deps);
+  registerHealthRoutes(app, webhookHealth(deps.source, deps.metrics));
 
   const admission = (endpoint: string, decide: Decide): void => {
     app.post(`/${endpoint}`, async (request, reply) => {
@@ -138,4 +139,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
 
   return app;
+}
+
+/** The webhook is ready once its SidecarSet cache has synced. */
+export function webhookHealth(source: SnapshotSource, metrics: WebhookMetrics): HealthDeps {
+  return {
+    isReady: () => source.isSynced(),
+    notReady: 'the SidecarSet cache has not synced yet',
+    registry: metrics.registry,
+  };
 }

@@ -1,22 +1,23 @@
 /** /healthz, /readyz and /metrics: on the webhook's HTTPS port and on the plain metrics port. */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
-import type { SnapshotSource } from '../cache/snapshot.js';
-import type { WebhookMetrics } from './metrics.js';
+import type { Registry } from 'prom-client';
 
-export function registerHealthRoutes(
-  app: FastifyInstance,
-  deps: { source: SnapshotSource; metrics: WebhookMetrics },
-): void {
+export interface HealthDeps {
+  /** Ready to serve; otherwise /readyz answers 503 with `notReady`. */
+  isReady: () => boolean;
+  notReady: string;
+  registry: Registry;
+}
+
+export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): void {
   app.get('/healthz', () => 'ok');
   app.get('/readyz', (_request, reply) =>
-    deps.source.isSynced()
-      ? reply.send('ok')
-      : sendStatus(reply, 503, 'the SidecarSet cache has not synced yet'),
+    deps.isReady() ? reply.send('ok') : sendStatus(reply, 503, deps.notReady),
   );
   app.get('/metrics', async (_request, reply) => {
-    const body = await deps.metrics.registry.metrics();
-    return reply.type(deps.metrics.registry.contentType).send(body);
+    const body = await deps.registry.metrics();
+    return reply.type(deps.registry.contentType).send(body);
   });
 }
 

@@ -1,0 +1,48 @@
+/** `sidecarset controller`: the upgrade controller alone, with health and metrics over HTTP. */
+import closeWithGrace from 'close-with-grace';
+import type { FastifyInstance } from 'fastify';
+import { fastify } from 'fastify';
+import { pino } from 'pino';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+
+import { registerHealthRoutes } from '../server/health-routes.js';
+import type { Io } from './io.js';
+import type { ControllerFlags } from './serve.js';
+import { launchController, loadKubeConfig } from './serve.js';
+
+export interface ControllerCommandOptions extends ControllerFlags {
+  kubeconfig?: string;
+  metricsPort?: number;
+  host: string;
+  logLevel: string;
+}
+
+export async function runController(options: ControllerCommandOptions, io: Io): Promise<number> {
+  const logger = pino({ level: options.logLevel, base: { service: 'sidecarset' } }, io.stdout);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'sidecarset_' });
+  const controller = launchController(
+    loadKubeConfig(options.kubeconfig),
+    options,
+    logger,
+    registry,
+  );
+  let app: FastifyInstance | undefined;
+  if (options.metricsPort !== undefined) {
+    app = fastify({ loggerInstance: logger }) as unknown as FastifyInstance;
+    registerHealthRoutes(app, {
+      isReady: () => controller.synced(),
+      notReady: 'the controller caches have not synced yet',
+      registry,
+    });
+    await app.listen({ port: options.metricsPort, host: options.host });
+  }
+  closeWithGrace({ delay: 25_000 }, async ({ signal, err }) => {
+    if (err !== undefined)
+      io.stderr.write(`fatal: ${err instanceof Error ? err.message : String(err)}\n`);
+    else io.stderr.write(`${signal ?? 'exit'}: stopping the controller\n`);
+    await app?.close();
+    await controller.stop();
+  });
+  return 0;
+}
