@@ -24,6 +24,10 @@
  *
  * Times: client-node's typed list API returns Date objects, watch events strings; both come out
  * as the API server's RFC 3339 seconds form ("2026-01-01T00:00:00Z").
+ *
+ * Size (test/k8s/slim-pod.test.ts, test/fixtures/realistic-pod.yaml, a heavy kubectl-style pod of
+ * ~48 KB on the heap): slim, it takes ~3.2 KB when nothing is shared; in a cache, where strings
+ * are pooled, ~1.2 KB a pod when pods share their times by twenty, ~2.2 KB when none do.
  */
 import {
   SIDECARSET_HASH,
