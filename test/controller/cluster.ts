@@ -1,0 +1,211 @@
+/**
+ * A test cluster: the fake API server and kubelet, and this project's `serve` (webhook + upgrade
+ * controller) against it. Pods and SidecarSets are created through the API, so they pass through
+ * the webhooks over HTTPS exactly as in a real cluster.
+ */
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+
+import type { ControllerFlags, Served } from '../../src/cli/serve.js';
+import { DEFAULT_CONTROLLER_FLAGS, startServe } from '../../src/cli/serve.js';
+import type {
+  FakeApiServer,
+  FakeKubelet,
+  JsonObject,
+  JsonValue,
+  KubeObject,
+} from '../fake-apiserver/index.js';
+import {
+  PODS,
+  SIDECARSETS,
+  admissionReviewHook,
+  startFakeApiServer,
+  waitForStore,
+} from '../fake-apiserver/index.js';
+import { postJson } from '../support/https.js';
+
+export interface TestCluster {
+  api: FakeApiServer;
+  kubelet: FakeKubelet;
+  served: Served;
+  core: CoreV1Api;
+  custom: CustomObjectsApi;
+  kubeconfigFile: string;
+  /** Sends an AdmissionReview to one of our webhook paths. */
+  send: (path: string) => (review: JsonObject) => Promise<JsonValue>;
+  close(): Promise<void>;
+}
+
+export interface ClusterOptions {
+  controller?: boolean;
+  flags?: Partial<ControllerFlags>;
+  kubeletDelayMs?: number;
+}
+
+export async function startTestCluster(options: ClusterOptions = {}): Promise<TestCluster> {
+  const api = await startFakeApiServer();
+  const kubelet = api.startKubelet({ delayMs: options.kubeletDelayMs ?? 10 });
+  const dir = await mkdtemp(join(tmpdir(), 'cluster-'));
+  const kubeconfigFile = join(dir, 'kubeconfig');
+  await writeFile(kubeconfigFile, api.kubeConfig().exportConfig());
+  const served = await startServe(
+    {
+      kubeconfig: kubeconfigFile,
+      port: 0,
+      host: '127.0.0.1',
+      logLevel: process.env['TEST_LOG_LEVEL'] ?? 'silent',
+      devCertDir: dir,
+      controller: options.controller ?? true,
+      controllerOptions: { ...DEFAULT_CONTROLLER_FLAGS, ...options.flags },
+    },
+    {
+      stdin: new PassThrough(),
+      stdout: process.env['TEST_LOG_LEVEL'] ? process.stdout : new PassThrough(),
+      stderr: new PassThrough(),
+    },
+  );
+  const ca = await readFile(join(dir, 'ca.crt'), 'utf8');
+  const send =
+    (path: string) =>
+    async (review: JsonObject): Promise<JsonValue> =>
+      (await postJson(`${served.url}${path}`, review, ca)).json as JsonValue;
+  api.control.addAdmissionHook(
+    admissionReviewHook(
+      send('/mutate-pods'),
+      (a) => a.resource.resource === 'pods' && a.operation === 'CREATE',
+    ),
+  );
+  api.control.addAdmissionHook(
+    admissionReviewHook(send('/mutate-sidecarsets'), (a) => a.resource.resource === 'sidecarsets'),
+  );
+  api.control.addAdmissionHook(
+    admissionReviewHook(
+      send('/validate-sidecarsets'),
+      (a) => a.resource.resource === 'sidecarsets',
+    ),
+  );
+  const kc = api.kubeConfig();
+  return {
+    api,
+    kubelet,
+    served,
+    core: kc.makeApiClient(CoreV1Api),
+    custom: kc.makeApiClient(CustomObjectsApi),
+    kubeconfigFile,
+    send,
+    async close() {
+      await served.close();
+      await api.close();
+    },
+  };
+}
+
+export function sidecarSet(name: string, spec: JsonObject): JsonObject {
+  return { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name }, spec };
+}
+
+export async function createSidecarSet(cluster: TestCluster, body: JsonObject): Promise<void> {
+  await cluster.custom.createClusterCustomObject({
+    group: 'apps.kruise.io',
+    version: 'v1alpha1',
+    plural: 'sidecarsets',
+    body,
+  });
+}
+
+/** Read, change, replace: an update through the API (and so through the webhooks). */
+export async function updateSidecarSet(
+  cluster: TestCluster,
+  name: string,
+  change: (spec: Record<string, unknown>) => void,
+): Promise<void> {
+  const current = (await cluster.custom.getClusterCustomObject({
+    group: 'apps.kruise.io',
+    version: 'v1alpha1',
+    plural: 'sidecarsets',
+    name,
+  })) as { spec: Record<string, unknown> };
+  change(current.spec);
+  await cluster.custom.replaceClusterCustomObject({
+    group: 'apps.kruise.io',
+    version: 'v1alpha1',
+    plural: 'sidecarsets',
+    name,
+    body: current,
+  });
+}
+
+export async function createPods(
+  cluster: TestCluster,
+  count: number,
+  make: (i: number) => JsonObject,
+): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    await cluster.core.createNamespacedPod({ namespace: 'default', body: make(i) });
+  }
+}
+
+export function nginxPod(
+  name: string,
+  labels: Record<string, string> = { app: 'nginx' },
+): JsonObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', labels },
+    spec: {
+      containers: [
+        {
+          name: 'nginx',
+          image: 'nginx:1.27',
+          env: [{ name: 'TZ', value: 'Asia/Shanghai' }],
+          volumeMounts: [{ name: 'nginx-log', mountPath: '/var/log/nginx' }],
+        },
+      ],
+      volumes: [{ name: 'nginx-log', emptyDir: {} }],
+    },
+  };
+}
+
+export function pods(cluster: TestCluster): KubeObject[] {
+  return cluster.api.store.list(PODS, { namespace: 'default' }).items;
+}
+
+export function status(cluster: TestCluster, name: string): Record<string, unknown> | undefined {
+  const obj = cluster.api.store.get(SIDECARSETS, '', name);
+  const s = obj?.['status'];
+  return s !== null && typeof s === 'object' && !Array.isArray(s)
+    ? (s as Record<string, unknown>)
+    : undefined;
+}
+
+export function container(pod: KubeObject, name: string): Record<string, unknown> | undefined {
+  const spec = pod['spec'] as { containers?: Record<string, unknown>[] } | undefined;
+  return spec?.containers?.find((c) => c['name'] === name);
+}
+
+export function containerStatus(
+  pod: KubeObject,
+  name: string,
+): Record<string, unknown> | undefined {
+  const st = pod['status'] as { containerStatuses?: Record<string, unknown>[] } | undefined;
+  return st?.containerStatuses?.find((c) => c['name'] === name);
+}
+
+export function isReady(pod: KubeObject): boolean {
+  const st = pod['status'] as { conditions?: { type: string; status: string }[] } | undefined;
+  return st?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+}
+
+export async function waitFor(
+  cluster: TestCluster,
+  check: () => boolean,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
+  await waitForStore(cluster.api.store, () => (check() ? true : undefined), { what, timeoutMs });
+}
