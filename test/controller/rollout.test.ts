@@ -9,7 +9,6 @@ import { parse } from 'yaml';
 import { readFile } from 'node:fs/promises';
 
 import type { JsonObject, KubeObject } from '../fake-apiserver/index.js';
-import { PODS } from '../fake-apiserver/index.js';
 import type { TestCluster } from './cluster.js';
 import {
   container,
