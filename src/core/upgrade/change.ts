@@ -146,7 +146,8 @@ function inPlaceUpdateState(
 }
 
 function pointerSegment(key: string): string {
-  return key.replaceAll('~', '~0').replaceAll('/', '~1');
+  const tildes = key.includes('~') ? key.replaceAll('~', '~0') : key;
+  return tildes.replaceAll('/', '~1');
 }
 
 function toPatch(

@@ -3,9 +3,9 @@
  * upgrade §1.3) and kruise.io/sidecarset-inplace-update-state (§5.1). Reads never throw: a value
  * that does not parse reads as "no record", as OpenKruise's readers do.
  */
-import { compareStrings, goJsonString, isPlainObject, sortedJson } from '../json.js';
+import { compareStrings, isPlainObject, sortedJson } from '../json.js';
 import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
-import { parsePodSidecarSetHashes } from '../pod-hash-annotation.js';
+import { podSidecarSetHashesOf, quotedGoJson } from '../pod-hash-annotation.js';
 
 export type HashForm = 'object' | 'legacy' | 'invalid' | 'absent';
 
@@ -44,8 +44,8 @@ function parseHashJson(value: string | undefined): HashJson {
 
 export function readHashes(value: string | undefined): ReadHashes {
   const json = parseHashJson(value);
-  if (json.form === 'absent' || json.form === 'invalid') return { form: json.form, hashes: {} };
-  return { form: json.form, hashes: parsePodSidecarSetHashes(value, '') };
+  if (!('map' in json)) return { form: json.form, hashes: {} };
+  return { form: json.form, hashes: podSidecarSetHashesOf(json.map, '') };
 }
 
 /**
@@ -57,10 +57,34 @@ export function recordsHash(
   sidecarSetName: string,
   hash: string,
 ): boolean {
-  if (hash !== '' && value !== undefined && !value.includes(hash) && !value.includes('\\')) {
-    return false;
-  }
+  if (cannotRecord(value, hash)) return false;
   return recordedHash(value, sidecarSetName) === hash;
+}
+
+function cannotRecord(value: string | undefined, hash: string): boolean {
+  return hash !== '' && value !== undefined && !value.includes(hash) && !value.includes('\\');
+}
+
+/**
+ * recordsHash for one SidecarSet name and hash, remembering its answer for each distinct value:
+ * the pods of a workload often carry the very same annotation, and parsing it is the costly part.
+ * The answer depends on the value alone, so the memo can never be stale.
+ */
+export function hashRecordMatcher(
+  sidecarSetName: string,
+  hash: string,
+): (value: string | undefined) => boolean {
+  const answers = new Map<string, boolean>();
+  return (value) => {
+    if (value === undefined) return recordsHash(value, sidecarSetName, hash);
+    if (cannotRecord(value, hash)) return false;
+    let answer = answers.get(value);
+    if (answer === undefined) {
+      answer = recordedHash(value, sidecarSetName) === hash;
+      answers.set(value, answer);
+    }
+    return answer;
+  };
 }
 
 /** The hash a pod records for one SidecarSet, or "" (GetPodSidecarSetUpgradeSpecInAnnotations). */
@@ -141,7 +165,7 @@ export function formatInPlaceUpdateStates(states: InPlaceUpdateStates): string {
     const entry = states[name];
     /* c8 ignore next -- keys come from the object itself */
     if (entry === undefined) continue;
-    parts.push(`${goJsonString(name)}:${formatEntry(entry)}`);
+    parts.push(`${quotedGoJson(name)}:${formatEntry(entry)}`);
   }
   return `{${parts.join(',')}}`;
 }
@@ -151,16 +175,16 @@ function formatEntry(entry: InPlaceUpdateEntry): string {
     .sort(compareStrings)
     .map((name) => {
       const imageID = entry.lastContainerStatuses[name]?.imageID;
-      const body = imageID === undefined ? '{}' : `{"imageID":${goJsonString(imageID)}}`;
-      return `${goJsonString(name)}:${body}`;
+      const body = imageID === undefined ? '{}' : `{"imageID":${quotedGoJson(imageID)}}`;
+      return `${quotedGoJson(name)}:${body}`;
     });
   const fields = [
-    `"revision":${goJsonString(entry.revision)}`,
-    `"updateTimestamp":${entry.updateTimestamp === null ? 'null' : goJsonString(entry.updateTimestamp)}`,
+    `"revision":${quotedGoJson(entry.revision)}`,
+    `"updateTimestamp":${entry.updateTimestamp === null ? 'null' : quotedGoJson(entry.updateTimestamp)}`,
     `"lastContainerStatuses":{${statuses.join(',')}}`,
   ];
   for (const key of Object.keys(entry.extra)) {
-    fields.push(`${goJsonString(key)}:${sortedJson(entry.extra[key])}`);
+    fields.push(`${quotedGoJson(key)}:${sortedJson(entry.extra[key])}`);
   }
   return `{${fields.join(',')}}`;
 }
