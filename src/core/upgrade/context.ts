@@ -5,6 +5,7 @@ import { compareStrings } from '../json.js';
 import type { Labels } from '../selector.js';
 import { selectorMatchesAll } from '../selector.js';
 import type { SidecarSet, UpdatePriorityStrategy, UpdateScatterTerm } from '../sidecarset-types.js';
+import { hashRecordMatcher } from './pod-records.js';
 
 export interface HotSlot {
   name: string;
@@ -33,6 +34,10 @@ export interface SidecarSetContext {
   maxUnavailable: IntOrString | undefined;
   priority: UpdatePriorityStrategy | undefined;
   scatter: readonly UpdateScatterTerm[];
+  /** recordsHash of kruise.io/sidecarset-hash against `hash`, memoized per distinct value. */
+  recordsHash: (value: string | undefined) => boolean;
+  /** The same for kruise.io/sidecarset-hash-without-image and `hashWithoutImage`. */
+  recordsHashWithoutImage: (value: string | undefined) => boolean;
 }
 
 export function sidecarSetContext(sidecarSet: SidecarSet): SidecarSetContext {
@@ -56,10 +61,13 @@ export function sidecarSetContext(sidecarSet: SidecarSet): SidecarSetContext {
   for (const c of spec.initContainers ?? []) {
     if (c.restartPolicy === 'Always') sidecarList.add(c.name);
   }
+  const name = sidecarSet.metadata.name ?? '';
+  const hash = annotations[SIDECARSET_HASH] ?? '';
+  const hashWithoutImage = annotations[SIDECARSET_HASH_WITHOUT_IMAGE] ?? '';
   return {
-    name: sidecarSet.metadata.name ?? '',
-    hash: annotations[SIDECARSET_HASH] ?? '',
-    hashWithoutImage: annotations[SIDECARSET_HASH_WITHOUT_IMAGE] ?? '',
+    name,
+    hash,
+    hashWithoutImage,
     containerNames,
     sortedContainerNames: [...containerNames].sort(compareStrings),
     images,
@@ -73,6 +81,8 @@ export function sidecarSetContext(sidecarSet: SidecarSet): SidecarSetContext {
     maxUnavailable: strategy.maxUnavailable,
     priority: strategy.priorityStrategy,
     scatter: strategy.scatterStrategy ?? [],
+    recordsHash: hashRecordMatcher(name, hash),
+    recordsHashWithoutImage: hashRecordMatcher(name, hashWithoutImage),
   };
 }
 
@@ -89,7 +99,7 @@ export function safeMatches(selector: LabelSelector, labels: Labels): boolean {
 }
 
 /** ValidatedLabelSelectorAsSelector's value rules, which selectorMatchesAll does not check. */
-function isValidSelector(selector: LabelSelector): boolean {
+export function isValidSelector(selector: LabelSelector): boolean {
   return (selector.matchExpressions ?? []).every((req) => {
     const n = (req.values ?? []).length;
     switch (req.operator) {

@@ -7,8 +7,9 @@
 import { compareStrings } from '../json.js';
 import type { Pod } from '../k8s-types.js';
 import type { Labels } from '../selector.js';
+import { selectorMatchesAll } from '../selector.js';
 import type { UpdatePriorityStrategy } from '../sidecarset-types.js';
-import { safeMatches } from './context.js';
+import { isValidSelector, safeMatches } from './context.js';
 import { hasReadyCondition, readyCondition } from './pod-state.js';
 
 export interface OrderKey {
@@ -47,24 +48,37 @@ export function orderKey(
 ): OrderKey {
   const ready = hasReadyCondition(pod);
   const labels = pod.metadata.labels ?? {};
-  let restarts = 0;
-  for (const s of pod.status?.containerStatuses ?? []) {
-    restarts = Math.max(restarts, s.restartCount ?? 0);
-  }
   const { level, value } = orderPriority(priority, labels);
   return {
     namespace,
     name: pod.metadata.name ?? '',
-    unscheduled: (pod.spec.nodeName ?? '') === '',
-    phaseRank: PHASE_RANK[pod.status?.phase ?? ''] ?? 0,
+    unscheduled: isUnscheduled(pod),
+    phaseRank: phaseRank(pod),
     ready,
     readyTime: ready ? timeOf(readyCondition(pod)?.lastTransitionTime) : '',
-    restarts,
+    restarts: maxRestarts(pod),
     created: timeOf(pod.metadata.creationTimestamp),
     weight: weightPriority(priority, labels),
     level,
     levelValue: value,
   };
+}
+
+function isUnscheduled(pod: Readonly<Pod>): boolean {
+  return (pod.spec.nodeName ?? '') === '';
+}
+
+function phaseRank(pod: Readonly<Pod>): number {
+  const phase = pod.status?.phase ?? '';
+  return Object.hasOwn(PHASE_RANK, phase) ? (PHASE_RANK[phase] ?? 0) : 0;
+}
+
+function maxRestarts(pod: Readonly<Pod>): number {
+  let restarts = 0;
+  for (const s of pod.status?.containerStatuses ?? []) {
+    restarts = Math.max(restarts, s.restartCount ?? 0);
+  }
+  return restarts;
 }
 
 /** afterOrZero: a zero time first, otherwise the later time first. */
@@ -176,4 +190,130 @@ export function sortKey(key: OrderKey, priority: UpdatePriorityStrategy | undefi
   out += fixed(1e9 - Math.min(key.restarts, 1e9), 10);
   out += laterFirst(key.created);
   return `${out}\u0000${key.namespace}\u0000${key.name}`;
+}
+
+/**
+ * The candidates' upgrade order, as indexes into `pods`: the order candidateComparator gives their
+ * orderKeys, provided `pods` are in namespace/name order (the comparator's last tie-break is then
+ * the index, and a stable sort keeps duplicates as they are). Every field is turned into a number
+ * once, so that sorting a large fleet compares numbers only: comparing long string keys was the
+ * planner's largest cost at 100,000 pods.
+ */
+export function candidateOrder(
+  pods: readonly Readonly<Pod>[],
+  priority: UpdatePriorityStrategy | undefined,
+): number[] {
+  const n = pods.length;
+  const prio = priorityKeys(pods, priority);
+  const state = new Float64Array(n);
+  const restarts = new Float64Array(n);
+  const readyTimes: string[] = [];
+  const createdTimes: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const pod = pods[i] as Readonly<Pod>;
+    const condition = readyCondition(pod);
+    const ready = condition?.status === 'True';
+    // compareActivePods' first three fields: unscheduled first, phase rank, not ready first.
+    state[i] = (isUnscheduled(pod) ? 0 : 8) + phaseRank(pod) * 2 + (ready ? 1 : 0);
+    restarts[i] = -maxRestarts(pod);
+    readyTimes.push(ready ? timeOf(condition.lastTransitionTime) : '');
+    createdTimes.push(timeOf(pod.metadata.creationTimestamp));
+  }
+  const readyAt = laterFirstKeys(readyTimes);
+  const created = laterFirstKeys(createdTimes);
+  const order = Array.from({ length: n }, (_, i) => i);
+  const { first, second } = prio;
+  const at = (a: Float64Array, i: number): number => a[i] as number;
+  return order.sort(
+    (a, b) =>
+      at(first, a) - at(first, b) ||
+      at(second, a) - at(second, b) ||
+      at(state, a) - at(state, b) ||
+      at(readyAt, a) - at(readyAt, b) ||
+      at(restarts, a) - at(restarts, b) ||
+      at(created, a) - at(created, b) ||
+      a - b,
+  );
+}
+
+/**
+ * priorityStrategy as two numbers per pod, smaller first: −weight; or the orderPriority level and
+ * the rank of its value (larger values first). Zero when there is no priority.
+ */
+function priorityKeys(
+  pods: readonly Readonly<Pod>[],
+  priority: UpdatePriorityStrategy | undefined,
+): { first: Float64Array; second: Float64Array } {
+  const first = new Float64Array(pods.length);
+  const second = new Float64Array(pods.length);
+  const weights = priority?.weightPriority ?? [];
+  if (weights.length > 0) {
+    // An invalid selector matches nothing (safeMatches): check each once, not once per pod.
+    const valid = weights.filter((term) => isValidSelector(term.matchSelector));
+    pods.forEach((pod, i) => {
+      const labels = pod.metadata.labels ?? {};
+      let weight = 0;
+      for (const term of valid) {
+        if (selectorMatchesAll(term.matchSelector, labels)) weight += term.weight;
+      }
+      first[i] = -weight;
+    });
+  } else if ((priority?.orderPriority ?? []).length > 0) {
+    const values: bigint[] = [];
+    pods.forEach((pod, i) => {
+      const { level, value } = orderPriority(priority, pod.metadata.labels ?? {});
+      first[i] = level;
+      values.push(value);
+    });
+    const distinct = [...new Set(values)].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
+    const rank = new Map(distinct.map((v, r) => [v, r]));
+    values.forEach((v, i) => (second[i] = rank.get(v) ?? 0));
+  }
+  return { first, second };
+}
+
+/** Larger than any 14-digit time number. */
+const TIME_SPAN = 1e14;
+
+/**
+ * afterOrZero as numbers, smaller first: 0 for a missing time, then later times first. Canonical
+ * times become the number of their 14 digits (same width and separators, so the number orders as
+ * the string does); if any time is not in that exact form, all are ranked by string comparison.
+ */
+function laterFirstKeys(times: readonly string[]): Float64Array {
+  const keys = new Float64Array(times.length);
+  let canonical = true;
+  for (let i = 0; i < times.length && canonical; i++) {
+    const t = times[i] as string;
+    if (t === '') continue;
+    const digits = timeDigits(t);
+    if (digits < 0) canonical = false;
+    else keys[i] = TIME_SPAN - digits;
+  }
+  if (canonical) return keys;
+  const distinct = [...new Set(times)].filter((t) => t !== '').sort(compareStrings);
+  const rank = new Map(distinct.map((t, r) => [t, distinct.length - r]));
+  times.forEach((t, i) => (keys[i] = rank.get(t) ?? 0));
+  return keys;
+}
+
+/** "0" marks a digit; every other character must be there as it is. */
+const TIME_PATTERN = '0000-00-00T00:00:00Z';
+
+/** YYYYMMDDhhmmss of "YYYY-MM-DDThh:mm:ssZ" as a number, or −1 for any other string. */
+export function timeDigits(time: string): number {
+  if (time.length !== TIME_PATTERN.length) return -1;
+  let digits = 0;
+  for (let i = 0; i < time.length; i++) {
+    const c = time.charCodeAt(i);
+    const expected = TIME_PATTERN.charCodeAt(i);
+    if (expected !== 48) {
+      if (c !== expected) return -1;
+    } else if (c >= 48 && c <= 57) {
+      digits = digits * 10 + (c - 48);
+    } else {
+      return -1;
+    }
+  }
+  return digits;
 }

@@ -14,8 +14,7 @@ import { upgradeCount } from './budget.js';
 import { buildPodUpgrade } from './change.js';
 import type { SidecarSetContext } from './context.js';
 import { sidecarSetContext } from './context.js';
-import type { OrderKey } from './order.js';
-import { orderKey, sortKey } from './order.js';
+import { candidateOrder } from './order.js';
 import {
   hasEverySidecar,
   isActivePod,
@@ -45,12 +44,6 @@ interface MatchedPod {
   updated: boolean;
   ready: boolean;
   consistent: boolean;
-}
-
-interface Candidate {
-  matched: MatchedPod;
-  key: OrderKey;
-  labels: Labels;
 }
 
 export function podRef(pod: Readonly<Pod>): PodRef {
@@ -182,7 +175,7 @@ function planRound(
   plan: UpgradePlan,
   now: Date,
 ): UpgradePlan {
-  const candidates: Candidate[] = [];
+  const candidates: MatchedPod[] = [];
   const otherHolds: HeldPod[] = [];
   for (const m of matched) {
     if (m.updated) continue;
@@ -203,16 +196,12 @@ function planRound(
         hold(m, 'UpgradeInFlight', 'a sidecar is still being updated in place by the kubelet'),
       );
     } else {
-      candidates.push({
-        matched: m,
-        key: orderKey(m.pod, m.ref.namespace, ctx.priority),
-        labels: m.labels,
-      });
+      candidates.push(m);
     }
   }
   const ordered = orderCandidates(ctx, matched, candidates);
   const outcome = upgradeCount({
-    candidatesReady: ordered.map((c) => c.matched.ready),
+    candidatesReady: ordered.map((c) => c.ready),
     partition: plan.budget.partition,
     maxUnavailable: plan.budget.maxUnavailable,
     unavailable: plan.budget.unavailable,
@@ -223,44 +212,37 @@ function planRound(
     eligible: outcome.eligible,
     unavailableAfter: outcome.unavailableAfter,
   };
+  const budgetMessage = `${plan.budget.maxUnavailable} pods may be unavailable at once and the budget is spent`;
+  const partitionMessage = `the partition keeps ${plan.budget.partition} candidates on the old version`;
   const candidateHolds: HeldPod[] = [];
-  ordered.forEach((c, i) => {
+  for (let i = 0; i < ordered.length; i++) {
+    const m = ordered[i] as MatchedPod;
     if (i < outcome.take) {
-      const upgrade = tryUpgrade(sidecarSet, ctx, c.matched, now);
+      const upgrade = tryUpgrade(sidecarSet, ctx, m, now);
       if ('reason' in upgrade) candidateHolds.push(upgrade);
       else plan.upgrade.push(upgrade);
     } else if (i < outcome.eligible) {
-      candidateHolds.push(
-        hold(
-          c.matched,
-          'MaxUnavailable',
-          `${plan.budget.maxUnavailable} pods may be unavailable at once and the budget is spent`,
-        ),
-      );
+      candidateHolds.push(hold(m, 'MaxUnavailable', budgetMessage));
     } else {
-      candidateHolds.push(
-        hold(
-          c.matched,
-          'Partition',
-          `the partition keeps ${plan.budget.partition} candidates on the old version`,
-        ),
-      );
+      candidateHolds.push(hold(m, 'Partition', partitionMessage));
     }
-  });
-  plan.held = [...candidateHolds, ...otherHolds];
+  }
+  plan.held = candidateHolds.concat(otherHolds);
   return plan;
 }
 
+/** `candidates` are in namespace/name order, as candidateOrder requires. */
 function orderCandidates(
   ctx: SidecarSetContext,
   matched: readonly MatchedPod[],
-  candidates: Candidate[],
-): Candidate[] {
-  const keyed = candidates.map((c) => ({ c, s: sortKey(c.key, ctx.priority) }));
-  keyed.sort((a, b) => (a.s < b.s ? -1 : a.s > b.s ? 1 : 0));
-  candidates = keyed.map((k) => k.c);
-  if (ctx.scatter.length === 0) return candidates;
-  return scatterOrder(candidates, matched, ctx.scatter).map((i) => candidates[i] as Candidate);
+  candidates: readonly MatchedPod[],
+): MatchedPod[] {
+  const sorted = candidateOrder(
+    candidates.map((c) => c.pod),
+    ctx.priority,
+  ).map((i) => candidates[i] as MatchedPod);
+  if (ctx.scatter.length === 0) return sorted;
+  return scatterOrder(sorted, matched, ctx.scatter).map((i) => sorted[i] as MatchedPod);
 }
 
 function tryUpgrade(

@@ -10,7 +10,7 @@ import { isPlainObject } from '../json.js';
 import type { ContainerStatus, Pod, PodCondition } from '../k8s-types.js';
 import type { SidecarSetContext } from './context.js';
 import { imagesEqual, isDigestImage, stripImageIdScheme } from './image.js';
-import { readInPlaceUpdateStates, recordsHash } from './pod-records.js';
+import { readInPlaceUpdateStates } from './pod-records.js';
 
 export type PodReadView = Readonly<Pod>;
 
@@ -28,17 +28,42 @@ function isDeleting(pod: PodReadView): boolean {
 /** The pod's kruise.io/sidecarset-injected-list names this SidecarSet. */
 export function isInjectedBy(ctx: SidecarSetContext, pod: PodReadView): boolean {
   const list = pod.metadata.annotations?.[SIDECARSET_INJECTED_LIST] ?? '';
-  return list !== '' && list.split(',').includes(ctx.name);
+  return list !== '' && listIncludes(list, ctx.name);
+}
+
+/** list.split(',').includes(item), without building the array (this runs for every pod). */
+function listIncludes(list: string, item: string): boolean {
+  // No element of the split list holds a comma.
+  if (item.includes(',')) return false;
+  if (list === item) return true;
+  let at = list.indexOf(item);
+  while (at !== -1) {
+    const end = at + item.length;
+    const starts = at === 0 || list.charCodeAt(at - 1) === COMMA;
+    if (starts && (end === list.length || list.charCodeAt(end) === COMMA)) return true;
+    // indexOf("", from) never returns -1: stop at the end of the list.
+    at = at < list.length ? list.indexOf(item, at + 1) : -1;
+  }
+  return false;
+}
+
+const COMMA = 44;
+
+function hasContainer(pod: PodReadView, name: string): boolean {
+  for (const c of pod.spec.containers) if (c.name === name) return true;
+  return false;
 }
 
 /** §3.1: the pod holds every sidecar container (both slots and a working entry for hot ones). */
 export function hasEverySidecar(ctx: SidecarSetContext, pod: PodReadView): boolean {
-  const names = new Set(pod.spec.containers.map((c) => c.name));
-  for (const name of ctx.images.keys()) if (!names.has(name)) return false;
+  for (const name of ctx.images.keys()) if (!hasContainer(pod, name)) return false;
   if (ctx.hot.length === 0) return true;
   const working = workingHotContainers(pod);
   return ctx.hot.every(
-    (h) => working[h.name] !== undefined && names.has(h.slots[0]) && names.has(h.slots[1]),
+    (h) =>
+      working[h.name] !== undefined &&
+      hasContainer(pod, h.slots[0]) &&
+      hasContainer(pod, h.slots[1]),
   );
 }
 
@@ -58,7 +83,7 @@ function workingHotContainers(pod: PodReadView): Record<string, string> {
 
 /** §3.2: the hash the pod records for this SidecarSet is the SidecarSet's hash. */
 export function isUpdated(ctx: SidecarSetContext, pod: PodReadView): boolean {
-  return recordsHash(pod.metadata.annotations?.[SIDECARSET_HASH], ctx.name, ctx.hash);
+  return ctx.recordsHash(pod.metadata.annotations?.[SIDECARSET_HASH]);
 }
 
 /** Kubernetes' podutil.IsPodReady: the Ready condition alone. */
@@ -67,7 +92,8 @@ export function hasReadyCondition(pod: PodReadView): boolean {
 }
 
 export function readyCondition(pod: PodReadView): PodCondition | undefined {
-  return pod.status?.conditions?.find((c) => c.type === 'Ready');
+  for (const c of pod.status?.conditions ?? []) if (c.type === 'Ready') return c;
+  return undefined;
 }
 
 /** §3.6: Running, Ready=True, not deleting, and every hot-upgrade empty slot on the empty image. */
@@ -95,23 +121,34 @@ export function isStateConsistent(
   pod: PodReadView,
   names: ReadonlySet<string> | string = ctx.containerNames,
 ): boolean {
-  const has = typeof names === 'string' ? (n: string) => n === names : (n: string) => names.has(n);
   const statuses = pod.status?.containerStatuses ?? [];
   if (pod.spec.containers.length !== statuses.length) return false;
   let allDigest = true;
   for (const container of pod.spec.containers) {
-    if (!has(container.name)) continue;
+    if (!isOneOf(names, container.name)) continue;
     const image = container.image ?? '';
     if (!isDigestImage(image)) {
       allDigest = false;
       break;
     }
-    const status = statuses.find((s) => s.name === container.name);
+    const status = statusOf(statuses, container.name);
     if (status === undefined || !imagesEqual(image, stripImageIdScheme(status.imageID ?? ''))) {
       return false;
     }
   }
-  return allDigest || isUpdateCompleted(ctx, pod, statuses, has);
+  return allDigest || isUpdateCompleted(ctx, pod, statuses, names);
+}
+
+function isOneOf(names: ReadonlySet<string> | string, name: string): boolean {
+  return typeof names === 'string' ? name === names : names.has(name);
+}
+
+function statusOf(
+  statuses: readonly ContainerStatus[],
+  name: string | undefined,
+): ContainerStatus | undefined {
+  for (const s of statuses) if (s.name === name) return s;
+  return undefined;
 }
 
 /** IsSidecarContainerUpdateCompleted for this SidecarSet's entry of the in-place-update state. */
@@ -119,7 +156,7 @@ function isUpdateCompleted(
   ctx: SidecarSetContext,
   pod: PodReadView,
   statuses: readonly ContainerStatus[],
-  has: (name: string) => boolean,
+  names: ReadonlySet<string> | string,
 ): boolean {
   const raw = pod.metadata.annotations?.[SIDECARSET_INPLACE_UPDATE_STATE];
   if (raw === undefined) return true;
@@ -127,7 +164,7 @@ function isUpdateCompleted(
   if (states === undefined) return false;
   const recorded = states[ctx.name]?.lastContainerStatuses ?? {};
   for (const status of statuses) {
-    if (!has(status.name)) continue;
+    if (!isOneOf(names, status.name)) continue;
     const before = recorded[status.name];
     if (before === undefined) continue;
     const specImage = pod.spec.containers.find((c) => c.name === status.name)?.image ?? '';
@@ -146,10 +183,10 @@ export type Upgradability = 'candidate' | 'notUpgradable' | 'inFlight';
  */
 export function upgradability(ctx: SidecarSetContext, pod: PodReadView): Upgradability {
   const recorded = pod.metadata.annotations?.[SIDECARSET_HASH_WITHOUT_IMAGE];
-  if (!recordsHash(recorded, ctx.name, ctx.hashWithoutImage)) return 'notUpgradable';
+  if (!ctx.recordsHashWithoutImage(recorded)) return 'notUpgradable';
   const statuses = pod.status?.containerStatuses ?? [];
   for (const name of ctx.sortedContainerNames) {
-    const ready = statuses.find((s) => s.name === name)?.ready === true;
+    const ready = statusOf(statuses, name)?.ready === true;
     if (ready && !isStateConsistent(ctx, pod, name)) return 'inFlight';
   }
   return 'candidate';

@@ -25,6 +25,13 @@ export function expandScatterTerms(
   terms: readonly UpdateScatterTerm[],
   podsInNameOrder: readonly Labelled[],
 ): ScatterTerm[] {
+  return expandTerms(terms, (key) => keyValues(key, podsInNameOrder).values);
+}
+
+function expandTerms(
+  terms: readonly UpdateScatterTerm[],
+  valuesOf: (key: string) => readonly string[],
+): ScatterTerm[] {
   const out: ScatterTerm[] = [];
   const seen = new Map<string, Set<string>>();
   const add = (key: string, value: string): void => {
@@ -42,27 +49,38 @@ export function expandScatterTerms(
       add(term.key, term.value);
       continue;
     }
-    for (const pod of podsInNameOrder) {
-      const value = label(pod.labels, term.key);
-      if (value !== undefined) add(term.key, value);
-    }
+    for (const value of valuesOf(term.key)) add(term.key, value);
   }
   return out;
 }
 
 /**
- * Each scatter key's label values as small integers, one typed array per key, so that the term
- * passes read contiguous memory instead of chasing label objects of pods spread over the heap.
+ * One scatter key over all matched pods, its label values as small integers: the term passes then
+ * read a typed array instead of chasing the label objects of pods spread over the heap.
  */
-interface Coded {
-  /** Per key: value → code. */
-  dictionaries: Map<string, number>[];
-  /** Per key: the code of each candidate, −1 when it lacks the label. */
-  candidates: Int32Array[];
-  /** Per key: code → how many of all matched pods carry it; and how many carry the key. */
-  totals: Map<number, number>[];
-  carryingKey: number[];
-  allCount: number;
+interface KeyValues {
+  /** value → code; the pods' values first, in order of first appearance. */
+  dictionary: Map<string, number>;
+  /** The pods' distinct values, in order of first appearance (the key-only expansion). */
+  values: string[];
+  /** code → how many pods carry it. */
+  totals: number[];
+  /** How many pods carry the key at all. */
+  carrying: number;
+}
+
+function keyValues(key: string, pods: readonly Labelled[]): KeyValues {
+  const dictionary = new Map<string, number>();
+  const totals: number[] = [];
+  let carrying = 0;
+  for (const pod of pods) {
+    const value = label(pod.labels, key);
+    if (value === undefined) continue;
+    const code = codeOf(dictionary, value);
+    totals[code] = (totals[code] ?? 0) + 1;
+    carrying++;
+  }
+  return { dictionary, values: [...dictionary.keys()], totals, carrying };
 }
 
 function codeOf(dictionary: Map<string, number>, value: string): number {
@@ -74,42 +92,24 @@ function codeOf(dictionary: Map<string, number>, value: string): number {
   return code;
 }
 
-function encode(
-  keys: readonly string[],
-  candidates: readonly Labelled[],
-  all: readonly Labelled[],
-): Coded {
-  const dictionaries = keys.map(() => new Map<string, number>());
-  const totals = keys.map(() => new Map<number, number>());
-  const carryingKey = keys.map(() => 0);
-  keys.forEach((key, k) => {
-    const dictionary = dictionaries[k] as Map<string, number>;
-    const total = totals[k] as Map<number, number>;
-    for (const pod of all) {
-      const value = label(pod.labels, key);
-      if (value === undefined) continue;
-      const code = codeOf(dictionary, value);
-      total.set(code, (total.get(code) ?? 0) + 1);
-      carryingKey[k] = (carryingKey[k] ?? 0) + 1;
-    }
+/** Each candidate's code for the key, −1 when it lacks the label. */
+function candidateCodes(key: string, candidates: readonly Labelled[], kv: KeyValues): Int32Array {
+  const codes = new Int32Array(candidates.length);
+  candidates.forEach((c, i) => {
+    const value = label(c.labels, key);
+    codes[i] = value === undefined ? -1 : codeOf(kv.dictionary, value);
   });
-  const coded = keys.map((key, k) => {
-    const dictionary = dictionaries[k] as Map<string, number>;
-    const codes = new Int32Array(candidates.length);
-    candidates.forEach((c, i) => {
-      const value = label(c.labels, key);
-      codes[i] = value === undefined ? -1 : codeOf(dictionary, value);
-    });
-    return codes;
-  });
-  return { dictionaries, candidates: coded, totals, carryingKey, allCount: all.length };
+  return codes;
 }
 
 interface CodedTerm {
-  key: number;
+  /** The candidates' codes for the term's key. */
+  codes: Int32Array;
   code: number;
   /** A term with the value "" also matches pods without the label. */
   matchesMissing: boolean;
+  /** How many of all matched pods the term matches. */
+  totalMatched: number;
 }
 
 /**
@@ -121,33 +121,43 @@ export function scatterOrder(
   all: readonly Labelled[],
   scatter: readonly UpdateScatterTerm[],
 ): number[] {
-  let order = candidates.map((_, i) => i);
-  const terms = expandScatterTerms(scatter, all);
-  if (terms.length === 0 || order.length <= 1) return order;
-  const keys = [...new Set(terms.map((t) => t.key))];
-  const coded = encode(keys, candidates, all);
+  const byKey = new Map<string, KeyValues>();
+  const valuesOfKey = (key: string): KeyValues => {
+    let kv = byKey.get(key);
+    if (kv === undefined) {
+      kv = keyValues(key, all);
+      byKey.set(key, kv);
+    }
+    return kv;
+  };
+  const terms = expandTerms(scatter, (key) => valuesOfKey(key).values);
+  if (terms.length === 0 || candidates.length <= 1) return candidates.map((_, i) => i);
+  const codesByKey = new Map<string, Int32Array>();
   const codedTerms = terms.map((t): CodedTerm => {
-    const key = keys.indexOf(t.key);
-    return {
-      key,
-      code: codeOf(coded.dictionaries[key] as Map<string, number>, t.value),
-      matchesMissing: t.value === '',
-    };
+    const kv = valuesOfKey(t.key);
+    let codes = codesByKey.get(t.key);
+    if (codes === undefined) {
+      codes = candidateCodes(t.key, candidates, kv);
+      codesByKey.set(t.key, codes);
+    }
+    const code = codeOf(kv.dictionary, t.value);
+    const matchesMissing = t.value === '';
+    let totalMatched = kv.totals[code] ?? 0;
+    if (matchesMissing) totalMatched += all.length - kv.carrying;
+    return { codes, code, matchesMissing, totalMatched };
   });
-  for (const term of orderTerms(codedTerms, coded)) {
-    order = scatterByTerm(order, term, coded);
-  }
-  return order;
+  const passes = new ScatterPasses(candidates.length, all.length);
+  for (const term of orderTerms(codedTerms)) passes.scatterBy(term);
+  return passes.result();
 }
 
 /** getScatterTerms: one term is used as is; several are kept if a candidate has the label, by count. */
-function orderTerms(terms: readonly CodedTerm[], coded: Coded): CodedTerm[] {
+function orderTerms(terms: readonly CodedTerm[]): CodedTerm[] {
   if (terms.length === 1) return [...terms];
   const counted = terms
     .map((term) => {
-      const codes = coded.candidates[term.key] as Int32Array;
       let count = 0;
-      for (const code of codes) if (code === term.code) count++;
+      for (const code of term.codes) if (code === term.code) count++;
       return { term, count };
     })
     .filter((t) => t.count > 0);
@@ -201,35 +211,63 @@ export function groupByDensity(
   };
 }
 
-/** scatterPodsByRule, over candidate indexes. */
-function scatterByTerm(order: readonly number[], term: CodedTerm, coded: Coded): number[] {
-  const codes = coded.candidates[term.key] as Int32Array;
-  const matched: number[] = [];
-  const unmatched: number[] = [];
-  for (const i of order) {
-    const code = codes[i] as number;
-    if (code === term.code || (term.matchesMissing && code === -1)) matched.push(i);
-    else unmatched.push(i);
+/**
+ * scatterPodsByRule, term after term, over candidate indexes held in typed arrays that every pass
+ * reuses (a pass writes the new order into `next`, then the two swap).
+ */
+class ScatterPasses {
+  private order: Int32Array;
+  /** How much of `order` is in use (only inputs that break the totals' invariants shrink it). */
+  private size: number;
+  private next: Int32Array;
+  private readonly matched: Int32Array;
+  private readonly unmatched: Int32Array;
+  private readonly allCount: number;
+
+  constructor(size: number, allCount: number) {
+    this.order = Int32Array.from({ length: size }, (_, i) => i);
+    this.size = size;
+    this.next = new Int32Array(size);
+    this.matched = new Int32Array(size);
+    this.unmatched = new Int32Array(size);
+    this.allCount = allCount;
   }
-  if (matched.length <= 1 || unmatched.length <= 1) return [...order];
-  const total = coded.totals[term.key] as Map<number, number>;
-  let totalMatched = total.get(term.code) ?? 0;
-  if (term.matchesMissing) totalMatched += coded.allCount - (coded.carryingKey[term.key] ?? 0);
-  const totalUnmatched = coded.allCount - totalMatched;
-  // The last matching pod is set aside and goes to the very end.
-  const last = matched.pop() as number;
-  const g = groupByDensity(totalMatched - 1, totalUnmatched, matched.length, unmatched.length);
-  const out: number[] = unmatched.slice(0, g.remainder);
-  let mi = 0;
-  let ui = g.remainder;
-  for (let n = 0; n < g.groups; n++) {
-    const mEnd = Math.min(mi + g.matchedSize, matched.length);
-    for (; mi < mEnd; mi++) out.push(matched[mi] as number);
-    const uEnd = Math.min(ui + g.unmatchedSize, unmatched.length);
-    for (; ui < uEnd; ui++) out.push(unmatched[ui] as number);
+
+  result(): number[] {
+    return Array.from(this.order.subarray(0, this.size));
   }
-  for (; mi < matched.length; mi++) out.push(matched[mi] as number);
-  for (; ui < unmatched.length; ui++) out.push(unmatched[ui] as number);
-  out.push(last);
-  return out;
+
+  scatterBy(term: CodedTerm): void {
+    const { codes, code: wanted, matchesMissing } = term;
+    const { order, matched, unmatched, next } = this;
+    let m = 0;
+    let u = 0;
+    for (let k = 0; k < this.size; k++) {
+      const i = order[k] as number;
+      const code = codes[i] as number;
+      if (code === wanted || (matchesMissing && code === -1)) matched[m++] = i;
+      else unmatched[u++] = i;
+    }
+    if (m <= 1 || u <= 1) return;
+    // The last matching pod is set aside and goes to the very end.
+    const last = matched[--m] as number;
+    const g = groupByDensity(term.totalMatched - 1, this.allCount - term.totalMatched, m, u);
+    let out = 0;
+    // As unmatched.slice(0, remainder), then the groups from there (remainder may be NaN).
+    for (let k = 0; k < g.remainder && k < u; k++) next[out++] = unmatched[k] as number;
+    let mi = 0;
+    let ui = g.remainder;
+    for (let n = 0; n < g.groups; n++) {
+      const mEnd = Math.min(mi + g.matchedSize, m);
+      for (; mi < mEnd; mi++) next[out++] = matched[mi] as number;
+      const uEnd = Math.min(ui + g.unmatchedSize, u);
+      for (; ui < uEnd; ui++) next[out++] = unmatched[ui] as number;
+    }
+    for (; mi < m; mi++) next[out++] = matched[mi] as number;
+    for (; ui < u; ui++) next[out++] = unmatched[ui] as number;
+    next[out++] = last;
+    this.size = out;
+    this.next = order;
+    this.order = next;
+  }
 }

@@ -1,0 +1,212 @@
+/**
+ * The planner's fast paths give what the plain definitions give: the memo of hash-annotation
+ * answers, the numeric candidate order, and the quoting shortcut of the annotation writers.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import fc from 'fast-check';
+
+import { goJsonString } from '../../../src/core/json.js';
+import type { Pod } from '../../../src/core/k8s-types.js';
+import { formatTimestamp, quotedGoJson } from '../../../src/core/pod-hash-annotation.js';
+import type { UpdatePriorityStrategy } from '../../../src/core/sidecarset-types.js';
+import { candidateComparator, candidateOrder, orderKey } from '../../../src/core/upgrade/order.js';
+import { planUpgrade } from '../../../src/core/upgrade/plan.js';
+import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
+import { hashRecordMatcher, recordsHash } from '../../../src/core/upgrade/pod-records.js';
+import { isInjectedBy } from '../../../src/core/upgrade/pod-state.js';
+import { names, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
+
+const now = new Date('2026-07-02T10:00:00Z');
+const HASH = 'kruise.io/sidecarset-hash';
+const WITHOUT_IMAGE = 'kruise.io/sidecarset-hash-without-image';
+
+describe('hash annotation memo', () => {
+  it('answers as recordsHash does, for repeated values too', () => {
+    const values = [
+      undefined,
+      '',
+      'not json',
+      '{"s":{"hash":"h"}}',
+      '{"s":"h"}',
+      '{"s":{"hash":"\\u0068"}}',
+      '{"s":{"hash":"other"}}',
+      '{"t":{"hash":"h"}}',
+      '{"s":{"hash":"h"},"t":"x"}',
+    ];
+    for (const hash of ['h', '', 'other']) {
+      const matches = hashRecordMatcher('s', hash);
+      for (const value of [...values, ...values]) {
+        assert.equal(matches(value), recordsHash(value, 's', hash), `${value} against "${hash}"`);
+      }
+    }
+  });
+
+  it('pods sharing one annotation value are still judged on their own other fields', () => {
+    const annotation = (pod: Pod, key: string): string => pod.metadata.annotations?.[key] ?? '';
+    const ready = upgradePod(0);
+    const notReady = upgradePod(1, { ready: false });
+    const changed = upgradePod(2, { withoutImage: 'without-old' });
+    const upgraded = upgradePod(3, { upgraded: true });
+    const done = upgradePod(4, { done: true });
+    // The very same strings on every pod: only the memo's key is shared.
+    for (const pod of [notReady, changed]) {
+      const annotations = pod.metadata.annotations ?? {};
+      annotations[HASH] = annotation(ready, HASH);
+      if (pod !== changed) annotations[WITHOUT_IMAGE] = annotation(ready, WITHOUT_IMAGE);
+    }
+    assert.equal(annotation(notReady, HASH), annotation(ready, HASH));
+    assert.notEqual(annotation(changed, WITHOUT_IMAGE), annotation(ready, WITHOUT_IMAGE));
+    assert.equal(annotation(done, HASH), annotation(upgraded, HASH));
+    const plan = planUpgrade(
+      upgradeSidecarSet({ maxUnavailable: 1 }),
+      [ready, notReady, changed, upgraded, done],
+      { now },
+    );
+    // The not-ready pod needs no budget and goes first; the ready one takes the one slot.
+    assert.deepEqual(names(plan.upgrade), ['pod-1']);
+    assert.deepEqual(
+      plan.held.map((h) => [h.pod.name, h.reason]),
+      [['pod-0', 'MaxUnavailable']],
+    );
+    assert.deepEqual(
+      plan.notUpgradable.map((p) => p.pod.name),
+      ['pod-2'],
+    );
+    assert.equal(plan.status.updatedPods, 2);
+    assert.equal(plan.status.updatedReadyPods, 1);
+  });
+});
+
+describe('isInjectedBy', () => {
+  it('reads the list as split(",").includes does', () => {
+    const lists = [
+      's',
+      'a,s',
+      's,a',
+      'a,s,b',
+      'ss',
+      'as,sa',
+      'a,ss,s',
+      ',',
+      'a,,b',
+      ',a',
+      'a,',
+      'a',
+    ];
+    for (const name of ['s', '', 'a,s']) {
+      const ss = upgradeSidecarSet();
+      ss.metadata.name = name;
+      const ctx = sidecarSetContext(ss);
+      for (const list of lists) {
+        const pod = upgradePod(0);
+        const annotations = pod.metadata.annotations ?? {};
+        annotations['kruise.io/sidecarset-injected-list'] = list;
+        assert.equal(
+          isInjectedBy(ctx, pod),
+          list.split(',').includes(name),
+          `"${name}" in "${list}"`,
+        );
+      }
+    }
+  });
+});
+
+const times = fc.oneof(
+  fc.integer({ min: 0, max: 4 }).map((s) => `2026-01-01T00:00:0${s}Z`),
+  fc.constantFrom(
+    '',
+    '0001-01-01T00:00:00Z',
+    '2026-01-01T00:00:02.500Z',
+    '2026-01-01T00:00:03+00:00',
+    'not a time',
+    '2026-01-01T00:00:0xZ',
+    '+010000-01-01T00:00:00Z',
+  ),
+);
+
+const podArb = fc.record({
+  ready: fc.boolean(),
+  phase: fc.constantFrom('Running', 'Pending', 'Unknown', 'Failed', 'constructor'),
+  scheduled: fc.boolean(),
+  app: fc.constantFrom('a', 'b'),
+  zone: fc.option(fc.constantFrom('sts-1', 'sts-20', 'x'), { nil: undefined }),
+  created: times,
+  readySince: times,
+  restarts: fc.integer({ min: 0, max: 2 }),
+  namespace: fc.constantFrom('default', 'other'),
+});
+
+function buildPods(specs: (typeof podArb extends fc.Arbitrary<infer T> ? T : never)[]): Pod[] {
+  return specs.map((s, i) => {
+    const labels: Record<string, string> = { app: s.app };
+    if (s.zone !== undefined) labels['zone'] = s.zone;
+    const pod = upgradePod(i, {
+      namespace: s.namespace,
+      labels,
+      ready: s.ready,
+      phase: s.phase,
+      nodeName: s.scheduled ? 'node-1' : '',
+      restarts: s.restarts,
+    });
+    pod.metadata.creationTimestamp = s.created;
+    const condition = pod.status?.conditions?.[0];
+    if (condition !== undefined) condition.lastTransitionTime = s.readySince;
+    return pod;
+  });
+}
+
+describe('candidateOrder', () => {
+  it('orders exactly as candidateComparator, for pods in namespace/name order', () => {
+    const priorities: (UpdatePriorityStrategy | undefined)[] = [
+      undefined,
+      {
+        weightPriority: [
+          { weight: 50, matchSelector: { matchLabels: { app: 'a' } } },
+          {
+            weight: 20,
+            matchSelector: { matchExpressions: [{ key: 'zone', operator: 'Exists' }] },
+          },
+          { weight: 90, matchSelector: { matchExpressions: [{ key: 'app', operator: 'In' }] } },
+        ],
+      },
+      { orderPriority: [{ orderedKey: 'zone' }, { orderedKey: 'app' }] },
+    ];
+    fc.assert(
+      fc.property(
+        fc.array(podArb, { maxLength: 40 }),
+        fc.constantFrom(...priorities),
+        (specs, p) => {
+          const byName = (a: Pod, b: Pod): number => {
+            const x = `${a.metadata.namespace ?? ''}/${a.metadata.name ?? ''}`;
+            const y = `${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`;
+            return x < y ? -1 : x > y ? 1 : 0;
+          };
+          const pods = buildPods(specs).sort(byName);
+          const keys = pods.map((pod) => orderKey(pod, pod.metadata.namespace ?? '', p));
+          const expected = [...keys].sort(candidateComparator(p)).map((k) => k.name);
+          const actual = candidateOrder(pods, p).map((i) => pods[i]?.metadata.name);
+          assert.deepEqual(actual, expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('annotation writers', () => {
+  it('quotedGoJson is goJsonString', () => {
+    const samples = ['', 'plain', 'a"b', 'a\\b', '<tag>', 'a&b', 'tab\t', '\u2028', 'é', '~/'];
+    for (const s of samples) assert.equal(quotedGoJson(s), goJsonString(s));
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (s) => quotedGoJson(s) === goJsonString(s)),
+      { numRuns: 500 },
+    );
+  });
+
+  it('formatTimestamp drops the milliseconds, far years included', () => {
+    assert.equal(formatTimestamp(new Date('2026-07-02T10:00:00.123Z')), '2026-07-02T10:00:00Z');
+    assert.equal(formatTimestamp(new Date('+010000-01-01T00:00:00Z')), '+010000-01-01T00:00:00Z');
+  });
+});
