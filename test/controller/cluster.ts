@@ -178,9 +178,7 @@ export function pods(cluster: TestCluster): KubeObject[] {
 export function status(cluster: TestCluster, name: string): Record<string, unknown> | undefined {
   const obj = cluster.api.store.get(SIDECARSETS, '', name);
   const s = obj?.['status'];
-  return s !== null && typeof s === 'object' && !Array.isArray(s)
-    ? (s as Record<string, unknown>)
-    : undefined;
+  return s !== null && typeof s === 'object' && !Array.isArray(s) ? s : undefined;
 }
 
 export function container(pod: KubeObject, name: string): Record<string, unknown> | undefined {
@@ -208,4 +206,15 @@ export async function waitFor(
   timeoutMs = 20_000,
 ): Promise<void> {
   await waitForStore(cluster.api.store, () => (check() ? true : undefined), { what, timeoutMs });
+}
+
+/** Resolves once an Event with this reason has been created (the request log, not the store). */
+export async function eventSent(cluster: TestCluster, reason: string): Promise<void> {
+  await cluster.api.control.waitForRequest(
+    (r) =>
+      r.method === 'POST' &&
+      r.resource === 'events' &&
+      (r.body as { reason?: string } | undefined)?.reason === reason,
+    { timeoutMs: 20_000, what: `an event ${reason}` },
+  );
 }

@@ -15,6 +15,7 @@ import {
   containerStatus,
   createPods,
   createSidecarSet,
+  eventSent,
   nginxPod,
   pods,
   sidecarSet,
@@ -114,17 +115,7 @@ describe('upgrade controller', () => {
       );
       const reasons = events.map((e) => (e.body as { reason?: string } | undefined)?.reason);
       assert.ok(reasons.includes('SidecarUpgradeStarted'), JSON.stringify(reasons));
-      await waitFor(
-        cluster,
-        () =>
-          cluster.api.control.requests(
-            (r) =>
-              r.method === 'POST' &&
-              r.resource === 'events' &&
-              (r.body as { reason?: string } | undefined)?.reason === 'SidecarUpgraded',
-          ).length === 1,
-        'the finished event',
-      );
+      await eventSent(cluster, 'SidecarUpgraded');
     });
   });
 

@@ -1,0 +1,217 @@
+/** The gray-release rules, end to end through the controller against the test cluster. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import type { JsonObject, KubeObject } from '../fake-apiserver/index.js';
+import type { TestCluster } from './cluster.js';
+import {
+  container,
+  createPods,
+  createSidecarSet,
+  eventSent,
+  nginxPod,
+  pods,
+  sidecarSet,
+  startTestCluster,
+  status,
+  updateSidecarSet,
+  waitFor,
+} from './cluster.js';
+
+async function withCluster(fn: (cluster: TestCluster) => Promise<void>): Promise<void> {
+  const cluster = await startTestCluster({ flags: { qps: 1000, burst: 1000 } });
+  try {
+    await fn(cluster);
+  } finally {
+    await cluster.close();
+  }
+}
+
+const agentImage = (pod: KubeObject): unknown => container(pod, 'agent')?.['image'];
+const onImage = (cluster: TestCluster, image: string): KubeObject[] =>
+  pods(cluster).filter((p) => agentImage(p) === image);
+
+async function setUp(
+  cluster: TestCluster,
+  count: number,
+  strategy: JsonObject,
+  labels?: (i: number) => Record<string, string>,
+): Promise<void> {
+  await createSidecarSet(
+    cluster,
+    sidecarSet('agent', {
+      selector: { matchLabels: { app: 'nginx' } },
+      containers: [{ name: 'agent', image: 'agent:1' }],
+      updateStrategy: strategy,
+    }),
+  );
+  await createPods(cluster, count, (i) =>
+    nginxPod(`web-${String(i).padStart(2, '0')}`, { app: 'nginx', ...labels?.(i) }),
+  );
+  await waitFor(cluster, () => status(cluster, 'agent')?.['readyPods'] === count, 'pods ready');
+}
+
+async function setImage(
+  cluster: TestCluster,
+  image: string,
+  strategy?: (s: Record<string, unknown>) => void,
+): Promise<void> {
+  await updateSidecarSet(cluster, 'agent', (spec) => {
+    ((spec['containers'] as { image: string }[])[0] as { image: string }).image = image;
+    if (strategy) strategy(spec['updateStrategy'] as Record<string, unknown>);
+  });
+}
+
+/** Waits until the controller has observed the last spec change and has nothing left to do. */
+async function settled(cluster: TestCluster, generation: number, updated: number): Promise<void> {
+  await waitFor(
+    cluster,
+    () => {
+      const s = status(cluster, 'agent');
+      return (
+        s?.['observedGeneration'] === generation &&
+        s['updatedPods'] === updated &&
+        s['updatedReadyPods'] === updated
+      );
+    },
+    `${updated} pods updated at generation ${generation}`,
+  );
+}
+
+describe('gray release in a cluster', () => {
+  it('partition stops the rollout at the right count; lowering it resumes', async () => {
+    await withCluster(async (cluster) => {
+      await setUp(cluster, 10, { partition: 7, maxUnavailable: 2 });
+      await setImage(cluster, 'agent:2');
+      await settled(cluster, 2, 3);
+      assert.equal(onImage(cluster, 'agent:2').length, 3);
+      await updateSidecarSet(cluster, 'agent', (spec) => {
+        (spec['updateStrategy'] as Record<string, unknown>)['partition'] = 2;
+      });
+      await settled(cluster, 3, 8);
+      assert.equal(onImage(cluster, 'agent:2').length, 8);
+    });
+  });
+
+  it('the canary selector limits the rollout; removing it continues over all pods', async () => {
+    await withCluster(async (cluster) => {
+      await setUp(cluster, 6, { maxUnavailable: 3 }, (i) =>
+        i < 2 ? { 'canary.release': 'true' } : {},
+      );
+      await setImage(cluster, 'agent:2', (s) => {
+        s['selector'] = { matchLabels: { 'canary.release': 'true' } };
+      });
+      await settled(cluster, 2, 2);
+      assert.deepEqual(
+        onImage(cluster, 'agent:2').map((p) => p.metadata.name),
+        ['web-00', 'web-01'],
+      );
+      await updateSidecarSet(cluster, 'agent', (spec) => {
+        delete (spec['updateStrategy'] as Record<string, unknown>)['selector'];
+      });
+      await settled(cluster, 3, 6);
+    });
+  });
+
+  it('paused holds every pod; unpausing upgrades them', async () => {
+    await withCluster(async (cluster) => {
+      await setUp(cluster, 3, { paused: true });
+      await setImage(cluster, 'agent:2');
+      await settled(cluster, 2, 0);
+      assert.equal(onImage(cluster, 'agent:2').length, 0);
+      await updateSidecarSet(cluster, 'agent', (spec) => {
+        (spec['updateStrategy'] as Record<string, unknown>)['paused'] = false;
+      });
+      await settled(cluster, 3, 3);
+    });
+  });
+
+  it('NotUpdate never touches running pods', async () => {
+    await withCluster(async (cluster) => {
+      await setUp(cluster, 3, { type: 'NotUpdate' });
+      await setImage(cluster, 'agent:2');
+      await settled(cluster, 2, 0);
+      assert.equal(onImage(cluster, 'agent:2').length, 0);
+      const patches = cluster.api.control.requests(
+        (r) => r.method === 'PATCH' && r.resource === 'pods' && r.subresource === undefined,
+      );
+      assert.equal(patches.length, 0);
+    });
+  });
+
+  it('reports a change beyond the image, and does not apply it', async () => {
+    await withCluster(async (cluster) => {
+      await setUp(cluster, 2, {});
+      await updateSidecarSet(cluster, 'agent', (spec) => {
+        const c = (spec['containers'] as Record<string, unknown>[])[0] as Record<string, unknown>;
+        c['image'] = 'agent:2';
+        c['args'] = ['--verbose'];
+      });
+      await waitFor(
+        cluster,
+        () =>
+          pods(cluster).every((p) => {
+            const conditions =
+              (p['status'] as { conditions?: { type: string; status: string; message?: string }[] })
+                .conditions ?? [];
+            return conditions.some(
+              (c) =>
+                c.type === 'SidecarSetUpgradable' &&
+                c.status === 'False' &&
+                c.message === '{"agent":false}',
+            );
+          }),
+        'SidecarSetUpgradable=False on both pods',
+      );
+      await eventSent(cluster, 'NotUpgradablePods');
+      assert.equal(onImage(cluster, 'agent:2').length, 0);
+      assert.equal(status(cluster, 'agent')?.['updatedPods'], 0);
+    });
+  });
+
+  it('stops within the budget when the new sidecar fails to start, and recovers with a good image', async () => {
+    await withCluster(async (cluster) => {
+      await setUp(cluster, 6, { maxUnavailable: 2 });
+      cluster.kubelet.failImage('agent:bad');
+      await setImage(cluster, 'agent:bad');
+      await waitFor(
+        cluster,
+        () => onImage(cluster, 'agent:bad').length === 2,
+        'two pods on the bad image',
+      );
+      // Give the controller every chance to overspend: more pod events, more rounds.
+      await cluster.kubelet.whenIdle();
+      await waitFor(
+        cluster,
+        () =>
+          status(cluster, 'agent')?.['updatedPods'] === 2 &&
+          status(cluster, 'agent')?.['readyPods'] === 4,
+        'status 6/2/4',
+      );
+      assert.equal(
+        onImage(cluster, 'agent:bad').length,
+        2,
+        'no more than maxUnavailable pods took the bad image',
+      );
+      await setImage(cluster, 'agent:3');
+      await settled(cluster, 3, 6);
+    });
+  });
+
+  it('retries a pod write that meets a 409 conflict', async () => {
+    await withCluster(async (cluster) => {
+      await setUp(cluster, 2, { maxUnavailable: 2 });
+      cluster.api.control.failNext({
+        match: (r) => r.verb === 'patch' && r.resource === 'pods' && r.subresource === undefined,
+        status: 409,
+        times: 2,
+      });
+      await setImage(cluster, 'agent:2');
+      await settled(cluster, 2, 2);
+      const conflicts = cluster.api.control.requests(
+        (r) => r.method === 'PATCH' && r.resource === 'pods' && r.status === 409,
+      );
+      assert.equal(conflicts.length, 2);
+    });
+  });
+});
