@@ -62,7 +62,8 @@ export interface ControllerOptions {
 export interface Controller {
   /** Starts the caches and leader election; resolves once the caches have synced. */
   start(): Promise<void>;
-  stop(): Promise<void>;
+  /** Stops reconciling and the caches; `release: false` keeps the Lease, as a crash would. */
+  stop(options?: { release?: boolean }): Promise<void>;
   synced(): boolean;
   leading(): boolean;
   cachedPods(): number;
@@ -240,9 +241,9 @@ export function createController(options: ControllerOptions): Controller {
         },
       });
     },
-    async stop() {
+    async stop(stopOptions = {}) {
       standalone?.abort();
-      await election?.stop({ release: true });
+      await election?.stop({ release: stopOptions.release ?? true });
       await queue?.shutdown({ drain: false });
       await Promise.all([sidecarSets.stop(), namespaces.stop(), podCache.stop()]);
     },
