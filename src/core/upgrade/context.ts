@@ -89,7 +89,40 @@ export function sidecarSetContext(sidecarSet: SidecarSet): SidecarSetContext {
 /** Reference §3.3: no selector selects every pod; a selector that does not parse selects none. */
 function canarySelector(selector: LabelSelector | undefined): (labels: Labels) => boolean {
   if (selector === undefined) return () => true;
-  return (labels) => safeMatches(selector, labels);
+  return selectorMatcher(selector);
+}
+
+/**
+ * safeMatches with the selector checked and taken apart once, for testing many pods: the same
+ * answers, without re-validating the selector or building its entries again for every pod.
+ */
+export function selectorMatcher(selector: LabelSelector): (labels: Labels) => boolean {
+  if (!isValidSelector(selector)) return () => false;
+  const pairs = Object.entries(selector.matchLabels ?? {});
+  const requirements = (selector.matchExpressions ?? []).map((req) => ({
+    key: req.key,
+    operator: req.operator,
+    values: req.values ?? [],
+  }));
+  return (labels) => {
+    for (const [key, value] of pairs) if (labels[key] !== value) return false;
+    for (const req of requirements) {
+      const present = Object.hasOwn(labels, req.key);
+      const value = labels[req.key];
+      const listed = value !== undefined && req.values.includes(value);
+      // isValidSelector admits these four operators only.
+      const holds =
+        req.operator === 'In'
+          ? present && listed
+          : req.operator === 'NotIn'
+            ? !present || !listed
+            : req.operator === 'Exists'
+              ? present
+              : !present;
+      if (!holds) return false;
+    }
+    return true;
+  };
 }
 
 /** Standard selector semantics; an invalid selector (unknown operator, ...) matches nothing. */
@@ -99,7 +132,7 @@ export function safeMatches(selector: LabelSelector, labels: Labels): boolean {
 }
 
 /** ValidatedLabelSelectorAsSelector's value rules, which selectorMatchesAll does not check. */
-export function isValidSelector(selector: LabelSelector): boolean {
+function isValidSelector(selector: LabelSelector): boolean {
   return (selector.matchExpressions ?? []).every((req) => {
     const n = (req.values ?? []).length;
     switch (req.operator) {

@@ -7,9 +7,8 @@
 import { compareStrings } from '../json.js';
 import type { Pod } from '../k8s-types.js';
 import type { Labels } from '../selector.js';
-import { selectorMatchesAll } from '../selector.js';
 import type { UpdatePriorityStrategy } from '../sidecarset-types.js';
-import { isValidSelector, safeMatches } from './context.js';
+import { safeMatches, selectorMatcher } from './context.js';
 import { hasReadyCondition, readyCondition } from './pod-state.js';
 
 export interface OrderKey {
@@ -248,14 +247,14 @@ function priorityKeys(
   const second = new Float64Array(pods.length);
   const weights = priority?.weightPriority ?? [];
   if (weights.length > 0) {
-    // An invalid selector matches nothing (safeMatches): check each once, not once per pod.
-    const valid = weights.filter((term) => isValidSelector(term.matchSelector));
+    const terms = weights.map((term) => ({
+      weight: term.weight,
+      matches: selectorMatcher(term.matchSelector),
+    }));
     pods.forEach((pod, i) => {
       const labels = pod.metadata.labels ?? {};
       let weight = 0;
-      for (const term of valid) {
-        if (selectorMatchesAll(term.matchSelector, labels)) weight += term.weight;
-      }
+      for (const term of terms) if (term.matches(labels)) weight += term.weight;
       first[i] = -weight;
     });
   } else if ((priority?.orderPriority ?? []).length > 0) {

@@ -44,6 +44,8 @@ interface MatchedPod {
   updated: boolean;
   ready: boolean;
   consistent: boolean;
+  /** Index in the matched pods (namespace/name order). */
+  position: number;
 }
 
 export function podRef(pod: Readonly<Pod>): PodRef {
@@ -129,10 +131,12 @@ function selectMatched(
         updated: isUpdated(ctx, pod),
         ready: isReady(ctx, pod),
         consistent: isStateConsistent(ctx, pod),
+        position: 0,
       });
     }
   }
   matched.sort(byRef);
+  matched.forEach((m, i) => (m.position = i));
   excluded.sort((a, b) => byRef({ ref: a.pod }, { ref: b.pod }));
   return { matched, excluded };
 }
@@ -242,7 +246,8 @@ function orderCandidates(
     ctx.priority,
   ).map((i) => candidates[i] as MatchedPod);
   if (ctx.scatter.length === 0) return sorted;
-  return scatterOrder(sorted, matched, ctx.scatter).map((i) => sorted[i] as MatchedPod);
+  const positions = Int32Array.from(sorted, (c) => c.position);
+  return scatterOrder(sorted, matched, ctx.scatter, positions).map((i) => sorted[i] as MatchedPod);
 }
 
 function tryUpgrade(

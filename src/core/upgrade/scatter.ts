@@ -25,7 +25,7 @@ export function expandScatterTerms(
   terms: readonly UpdateScatterTerm[],
   podsInNameOrder: readonly Labelled[],
 ): ScatterTerm[] {
-  return expandTerms(terms, (key) => keyValues(key, podsInNameOrder).values);
+  return expandTerms(terms, (key) => keyValues([key], podsInNameOrder).get(key)?.values ?? []);
 }
 
 function expandTerms(
@@ -61,6 +61,8 @@ function expandTerms(
 interface KeyValues {
   /** value → code; the pods' values first, in order of first appearance. */
   dictionary: Map<string, number>;
+  /** Each pod's code, −1 when it lacks the label. */
+  codes: Int32Array;
   /** The pods' distinct values, in order of first appearance (the key-only expansion). */
   values: string[];
   /** code → how many pods carry it. */
@@ -69,18 +71,38 @@ interface KeyValues {
   carrying: number;
 }
 
-function keyValues(key: string, pods: readonly Labelled[]): KeyValues {
-  const dictionary = new Map<string, number>();
-  const totals: number[] = [];
-  let carrying = 0;
-  for (const pod of pods) {
-    const value = label(pod.labels, key);
-    if (value === undefined) continue;
-    const code = codeOf(dictionary, value);
-    totals[code] = (totals[code] ?? 0) + 1;
-    carrying++;
+/**
+ * KeyValues for each key, in one pass over the pods: a pod's labels are fetched once for all the
+ * keys (over a large fleet, reaching each pod's labels costs more than the lookups).
+ */
+function keyValues(keys: readonly string[], pods: readonly Labelled[]): Map<string, KeyValues> {
+  const coded = keys.map(() => ({
+    dictionary: new Map<string, number>(),
+    codes: new Int32Array(pods.length),
+    totals: [] as number[],
+    carrying: 0,
+  }));
+  for (let i = 0; i < pods.length; i++) {
+    const labels = (pods[i] as Labelled).labels;
+    for (let k = 0; k < keys.length; k++) {
+      const kv = coded[k] as (typeof coded)[number];
+      const value = label(labels, keys[k] as string);
+      if (value === undefined) {
+        kv.codes[i] = -1;
+        continue;
+      }
+      const code = codeOf(kv.dictionary, value);
+      kv.codes[i] = code;
+      kv.totals[code] = (kv.totals[code] ?? 0) + 1;
+      kv.carrying++;
+    }
   }
-  return { dictionary, values: [...dictionary.keys()], totals, carrying };
+  return new Map(
+    keys.map((key, k) => {
+      const kv = coded[k] as (typeof coded)[number];
+      return [key, { ...kv, values: [...kv.dictionary.keys()] }];
+    }),
+  );
 }
 
 function codeOf(dictionary: Map<string, number>, value: string): number {
@@ -92,8 +114,17 @@ function codeOf(dictionary: Map<string, number>, value: string): number {
   return code;
 }
 
-/** Each candidate's code for the key, −1 when it lacks the label. */
-function candidateCodes(key: string, candidates: readonly Labelled[], kv: KeyValues): Int32Array {
+/**
+ * Each candidate's code for the key, −1 when it lacks the label: read from the pods' codes when
+ * the caller says where each candidate is among them.
+ */
+function candidateCodes(
+  key: string,
+  candidates: readonly Labelled[],
+  kv: KeyValues,
+  positions: Int32Array | undefined,
+): Int32Array {
+  if (positions !== undefined) return positions.map((p) => kv.codes[p] as number);
   const codes = new Int32Array(candidates.length);
   candidates.forEach((c, i) => {
     const value = label(c.labels, key);
@@ -115,21 +146,16 @@ interface CodedTerm {
 /**
  * The candidates' new order, as indexes into `candidates` (which are in the order so far).
  * `all` is every matched pod in namespace/name order: totals and key-only expansion use it.
+ * `positions`, when given, holds the index in `all` of each candidate (the same labels).
  */
 export function scatterOrder(
   candidates: readonly Labelled[],
   all: readonly Labelled[],
   scatter: readonly UpdateScatterTerm[],
+  positions?: Int32Array,
 ): number[] {
-  const byKey = new Map<string, KeyValues>();
-  const valuesOfKey = (key: string): KeyValues => {
-    let kv = byKey.get(key);
-    if (kv === undefined) {
-      kv = keyValues(key, all);
-      byKey.set(key, kv);
-    }
-    return kv;
-  };
+  const byKey = keyValues([...new Set(scatter.map((t) => t.key))], all);
+  const valuesOfKey = (key: string): KeyValues => byKey.get(key) as KeyValues;
   const terms = expandTerms(scatter, (key) => valuesOfKey(key).values);
   if (terms.length === 0 || candidates.length <= 1) return candidates.map((_, i) => i);
   const codesByKey = new Map<string, Int32Array>();
@@ -137,7 +163,7 @@ export function scatterOrder(
     const kv = valuesOfKey(t.key);
     let codes = codesByKey.get(t.key);
     if (codes === undefined) {
-      codes = candidateCodes(t.key, candidates, kv);
+      codes = candidateCodes(t.key, candidates, kv, positions);
       codesByKey.set(t.key, codes);
     }
     const code = codeOf(kv.dictionary, t.value);

@@ -13,7 +13,12 @@ import { formatTimestamp, quotedGoJson } from '../../../src/core/pod-hash-annota
 import type { UpdatePriorityStrategy } from '../../../src/core/sidecarset-types.js';
 import { candidateComparator, candidateOrder, orderKey } from '../../../src/core/upgrade/order.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
-import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
+import type { LabelSelector } from '../../../src/core/k8s-types.js';
+import {
+  safeMatches,
+  selectorMatcher,
+  sidecarSetContext,
+} from '../../../src/core/upgrade/context.js';
 import { hashRecordMatcher, recordsHash } from '../../../src/core/upgrade/pod-records.js';
 import { isInjectedBy } from '../../../src/core/upgrade/pod-state.js';
 import { names, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
@@ -76,6 +81,33 @@ describe('hash annotation memo', () => {
     );
     assert.equal(plan.status.updatedPods, 2);
     assert.equal(plan.status.updatedReadyPods, 1);
+  });
+});
+
+describe('selectorMatcher', () => {
+  it('answers as safeMatches does', () => {
+    const keys = fc.constantFrom('a', 'b', 'constructor');
+    const values = fc.array(fc.constantFrom('1', '2', ''), { maxLength: 2 });
+    const requirement = fc.record({
+      key: keys,
+      operator: fc.constantFrom('In', 'NotIn', 'Exists', 'DoesNotExist', 'Bad'),
+      values,
+    });
+    const selector: fc.Arbitrary<LabelSelector> = fc.record(
+      {
+        matchLabels: fc.dictionary(keys, fc.constantFrom('1', '2')),
+        matchExpressions: fc.array(requirement, { maxLength: 3 }),
+      },
+      { requiredKeys: [] },
+    );
+    const labels = fc.dictionary(keys, fc.constantFrom('1', '2', ''));
+    fc.assert(
+      fc.property(selector, fc.array(labels, { maxLength: 5 }), (sel, pods) => {
+        const matches = selectorMatcher(sel);
+        for (const l of pods) assert.equal(matches(l), safeMatches(sel, l));
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
 
