@@ -12,7 +12,7 @@
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:https';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -21,10 +21,10 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 import jsonPatch from 'fast-json-patch';
-import { stringify } from 'yaml';
 
 import type { Pod } from '../src/core/k8s-types.js';
 import { ensureDevCertificates } from '../src/server/tls.js';
+import { EXAMPLES, writeSidecarSets } from './admission-fixtures.js';
 import type { ChildMessage, ParentMessage } from './admission-server.js';
 
 const SIZES = [1, 100, 1_000];
@@ -36,7 +36,6 @@ const TARGET_RATIO = 1.5;
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 
 const SERVER_ENTRY = fileURLToPath(new URL('./admission-server.ts', import.meta.url));
-const EXAMPLES = new URL('../examples/', import.meta.url);
 
 /** The few autocannon options and results used here (the package ships no types). */
 interface LoadResult {
@@ -74,52 +73,6 @@ interface Row {
   non2xx: number;
   errors: number;
   logLines: number;
-}
-
-/** A SidecarSet for `app-<i>` pods: its own container and volume, so none conflicts. */
-function otherSidecarSet(i: number): Record<string, unknown> {
-  const name = `agent-${String(i).padStart(4, '0')}`;
-  // Most select one app; every tenth an app and its canary; a few select by a label that exists.
-  const selector =
-    i % 50 === 0
-      ? { matchExpressions: [{ key: `example.com/${name}`, operator: 'Exists' }] }
-      : i % 10 === 0
-        ? { matchExpressions: [{ key: 'app', operator: 'In', values: [`app-${i}`, `app-${i}-c`] }] }
-        : { matchLabels: { app: `app-${i}`, tier: i % 2 === 0 ? 'web' : 'worker' } };
-  return {
-    apiVersion: 'apps.kruise.io/v1alpha1',
-    kind: 'SidecarSet',
-    metadata: { name, labels: { team: `team-${i % 20}` } },
-    spec: {
-      selector,
-      ...(i % 4 === 0 ? { namespace: `team-${i % 20}` } : {}),
-      updateStrategy: { type: 'RollingUpdate', maxUnavailable: '10%' },
-      containers: [
-        {
-          name,
-          image: `registry.example.com/agents/${name}:1.${i % 10}.0`,
-          args: ['--config=/etc/agent/agent.yaml', `--instance=${name}`],
-          env: [{ name: 'AGENT_MODE', value: 'sidecar' }],
-          resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } },
-          volumeMounts: [{ name: `${name}-state`, mountPath: '/var/lib/agent' }],
-        },
-      ],
-      volumes: [{ name: `${name}-state`, emptyDir: {} }],
-    },
-  };
-}
-
-/** n SidecarSets in a directory: the article's logtail (the only match) and n - 1 others. */
-async function writeSidecarSets(root: string, n: number): Promise<string> {
-  const dir = join(root, `sidecarsets-${n}`);
-  await mkdir(dir);
-  await writeFile(
-    join(dir, 'logtail.yaml'),
-    await readFile(new URL('logtail-sidecarset.yaml', EXAMPLES)),
-  );
-  const others = Array.from({ length: n - 1 }, (_, i) => stringify(otherSidecarSet(i + 1)));
-  if (others.length > 0) await writeFile(join(dir, 'agents.yaml'), others.join('---\n'));
-  return dir;
 }
 
 /** Sends a message to the child and waits for its answer (one request at a time). */
