@@ -9,6 +9,27 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A deep copy of a JSON-like value: arrays and plain objects are copied, primitives returned as
+ * they are. It does what structuredClone does for such values (keys in the same order, keys whose
+ * value is undefined kept) at a fraction of its cost, which matters on the per-request path. Any
+ * other object (a Date, a Map) is handed to structuredClone, so the result is always the same.
+ */
+export function cloneJson<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    const out: unknown[] = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = cloneJson<unknown>(value[i]);
+    return out as T;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  const source = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(source)) out[key] = cloneJson(source[key]);
+  return out as T;
+}
+
 /** Structural equality of JSON-like values; object key order does not matter. */
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;

@@ -6,7 +6,7 @@
  */
 import type { Operation } from 'fast-json-patch';
 
-import { deepEqual, isPlainObject } from './json.js';
+import { cloneJson, deepEqual, isPlainObject } from './json.js';
 
 export type { Operation as JsonPatchOperation } from 'fast-json-patch';
 
@@ -26,13 +26,12 @@ function diff(before: unknown, after: unknown, path: string, ops: Operation[]): 
     for (const [key, value] of Object.entries(after)) {
       if (value === undefined) continue;
       const child = `${path}/${escape(key)}`;
-      if (before[key] === undefined)
-        ops.push({ op: 'add', path: child, value: structuredClone(value) });
+      if (before[key] === undefined) ops.push({ op: 'add', path: child, value: cloneJson(value) });
       else diff(before[key], value, child, ops);
     }
     return;
   }
-  if (!deepEqual(before, after)) ops.push({ op: 'replace', path, value: structuredClone(after) });
+  if (!deepEqual(before, after)) ops.push({ op: 'replace', path, value: cloneJson(after) });
 }
 
 /** RFC 6901: `~` and `/` inside a key. */

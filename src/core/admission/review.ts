@@ -136,10 +136,28 @@ export function deny(
 
 /** base64 of the UTF-8 JSON, without node:buffer so that the core stays portable. */
 export function encodePatch(patch: unknown): string {
-  const bytes = new TextEncoder().encode(JSON.stringify(patch));
+  return base64Utf8(JSON.stringify(patch));
+}
+
+/** Any character outside ASCII, whose UTF-8 encoding is not the character itself. */
+const NON_ASCII = /[\u0080-\uffff]/;
+/** Bytes per String.fromCharCode call: well below the engines' limit on arguments. */
+const CHUNK = 0x2000;
+
+/**
+ * base64 of a string's UTF-8 bytes. btoa encodes a "binary string" (one byte per character), so
+ * an ASCII string, which is its own UTF-8, goes to btoa as it is; any other is first encoded and
+ * turned into a binary string chunk by chunk (String.fromCharCode.apply takes a typed array, and
+ * is much faster than spreading it into arguments).
+ */
+export function base64Utf8(text: string): string {
+  if (!NON_ASCII.test(text)) return btoa(text);
+  const bytes = new TextEncoder().encode(text);
   let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  for (let i = 0; i < bytes.length; i += CHUNK) {
+    // apply takes any array-like at run time; its type only admits arrays.
+    const chunk = bytes.subarray(i, i + CHUNK) as unknown as number[];
+    binary += String.fromCharCode.apply(null, chunk);
   }
   return btoa(binary);
 }

@@ -1,5 +1,6 @@
 /** Builds the containers one SidecarSet injects into one pod (reference injection §3.6, §3.9). */
 import type { JsonObject } from '../json.js';
+import { cloneJson } from '../json.js';
 import type { Container, EnvVar, LocalObjectReference, Pod, Volume } from '../k8s-types.js';
 import type { SidecarContainer, SidecarSet } from '../sidecarset-types.js';
 import { inApiFieldOrder, stripSidecarFields } from '../sidecar-container.js';
@@ -34,7 +35,7 @@ export function buildSidecarSet(ss: SidecarSet, sources: PodSources): BuiltSidec
     initContainers: [],
     containers: [],
     volumes: [],
-    imagePullSecrets: structuredClone(ss.spec.imagePullSecrets ?? []),
+    imagePullSecrets: cloneJson(ss.spec.imagePullSecrets ?? []),
     sidecarList: [],
     hotUpgrade: {},
     warnings: [],
@@ -75,7 +76,7 @@ function emit(out: BuiltSidecarSet, { list, sc, hot, ss, sources }: Emission): v
     ['-2', sc.upgradeStrategy?.hotUpgradeEmptyImage],
   ] as const) {
     const name = `${sc.name}${suffix}`;
-    const twin: Container = { ...structuredClone(container), name };
+    const twin: Container = { ...cloneJson(container), name };
     if (image) twin.image = image;
     else delete twin.image;
     twin.env = [...(twin.env ?? []), ...hotUpgradeVersionEnv(name)];
@@ -90,7 +91,7 @@ function buildContainer(
   sources: PodSources,
   warnings: string[],
 ): Container {
-  const container = stripSidecarFields(structuredClone(sc));
+  const container = stripSidecarFields(cloneJson(sc));
   if (sc.resourcesPolicy !== undefined) {
     applyResourcesPolicy(container, sc.resourcesPolicy, {
       ...sources,
@@ -111,7 +112,7 @@ function buildContainer(
       names.add(e.name);
     }
   }
-  if (mounts.length > 0) container.volumeMounts = structuredClone(mounts);
+  if (mounts.length > 0) container.volumeMounts = cloneJson(mounts);
   container.env = assembleEnv(container.env ?? [], env);
   if (sc.shareVolumeDevicePolicy?.type === 'enabled') {
     const devices = mergeDevices(ownDevices, mounts, sources.appMounts.devices);

@@ -1,6 +1,6 @@
 /** Env vars an injected container receives from the app containers (reference injection §3.7). */
 import { IS_INJECTED_ENV } from '../annotations.js';
-import { compareStrings } from '../json.js';
+import { cloneJson, compareStrings } from '../json.js';
 import type { Container, EnvVar, Pod } from '../k8s-types.js';
 import type { TransferEnvVar } from '../sidecarset-types.js';
 
@@ -78,7 +78,7 @@ export function transferEnv(
     if (entry.envName) names.add(entry.envName);
     for (const name of [...names].sort(compareStrings)) {
       const found = appEnv.get(`${source}/${name}`);
-      if (found !== undefined) env.push(structuredClone(found));
+      if (found !== undefined) env.push(cloneJson(found));
     }
   }
   return { env, warnings };

@@ -9,7 +9,7 @@ import {
   SIDECARSET_HASH_WITHOUT_IMAGE,
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
 } from '../annotations.js';
-import { compareStrings, isPlainObject, sortedJson } from '../json.js';
+import { cloneJson, compareStrings, isPlainObject, sortedJson } from '../json.js';
 import type { Pod } from '../k8s-types.js';
 import type { SidecarSet } from '../sidecarset-types.js';
 import type { BuiltSidecarSet } from './build.js';
@@ -46,7 +46,7 @@ export function injectPod(
     .sort((a, b) =>
       compareStrings(a.sidecarSet.metadata.name ?? '', b.sidecarSet.metadata.name ?? ''),
     );
-  const out: Pod = structuredClone(pod);
+  const out: Pod = cloneJson(pod);
   const annotations: Record<string, string> = { ...out.metadata.annotations };
   for (const { sidecarSet } of sets) {
     applyPatchPodMetadata(annotations, sidecarSet.spec.patchPodMetadata ?? []);

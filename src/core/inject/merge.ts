@@ -1,4 +1,5 @@
 /** Merging built sidecars, volumes and pull secrets into the pod (reference injection §3.10). */
+import { cloneJson } from '../json.js';
 import type { Container, LocalObjectReference, Volume } from '../k8s-types.js';
 
 export interface BuiltContainer {
@@ -37,7 +38,7 @@ export function mergeVolumes(
   for (const v of collected) {
     if (names.has(v.name)) continue;
     names.add(v.name);
-    out.push(structuredClone(v));
+    out.push(cloneJson(v));
   }
   return out;
 }

@@ -1,4 +1,5 @@
 /** shareVolumePolicy / shareVolumeDevicePolicy: mounts the sidecar takes from app containers. */
+import { cloneJson } from '../json.js';
 import type { Container, EnvVar, Pod, VolumeDevice, VolumeMount } from '../k8s-types.js';
 import { isAppContainer } from './env.js';
 
@@ -30,7 +31,7 @@ function subPathEnv(mount: VolumeMount, container: Container): EnvVar[] {
   const env: EnvVar[] = [];
   for (const ref of mount.subPathExpr.matchAll(SUBPATH_VAR)) {
     const found = (container.env ?? []).findLast((e) => e.name === ref[1]);
-    if (found !== undefined) env.push(structuredClone(found));
+    if (found !== undefined) env.push(cloneJson(found));
   }
   return env;
 }
@@ -46,7 +47,7 @@ export function mergeMounts(
   for (const m of shared) {
     if (taken.has(m.mountPath)) continue;
     taken.add(m.mountPath);
-    out.push(structuredClone(m));
+    out.push(cloneJson(m));
   }
   return out;
 }
@@ -62,7 +63,7 @@ export function mergeDevices(
   for (const d of shared) {
     if (taken.has(d.devicePath)) continue;
     taken.add(d.devicePath);
-    out.push(structuredClone(d));
+    out.push(cloneJson(d));
   }
   return out;
 }
