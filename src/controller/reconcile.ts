@@ -15,7 +15,7 @@ import type { SidecarSetContext } from '../core/upgrade/context.js';
 import { sidecarSetContext } from '../core/upgrade/context.js';
 import { podKey, podRef, planUpgrade } from '../core/upgrade/plan.js';
 import { recordedHash } from '../core/upgrade/pod-records.js';
-import { isReady, isStateConsistent, isUpdated } from '../core/upgrade/pod-state.js';
+import { isStateConsistent, isUpdated } from '../core/upgrade/pod-state.js';
 import { selectsForUpgrade } from '../core/upgrade/selection.js';
 import type { PodUpgrade, UpgradePlan } from '../core/upgrade/types.js';
 import { nextUpgradableCondition } from '../core/upgrade/upgradable-condition.js';
@@ -73,6 +73,7 @@ export async function reconcileSidecarSet(
     .filter((pod) => selectsForUpgrade(ss, pod, deps.view.namespaces));
   const ctx = sidecarSetContext(ss);
   observe(name, ctx, pods, deps);
+  await openReadinessGates(pods, deps);
   await finishUpgrades(name, ctx, pods, deps);
 
   const now = deps.now();
@@ -148,7 +149,8 @@ async function finishUpgrades(
       inFlight.delete(key);
       continue;
     }
-    if (!isUpdated(ctx, pod) || !isStateConsistent(ctx, pod) || !isReady(ctx, pod)) continue;
+    // Not isReady(): a pod behind the InPlaceUpdateReady gate is not Ready until we open it.
+    if (!isUpdated(ctx, pod) || !isStateConsistent(ctx, pod) || !sidecarsReady(ctx, pod)) continue;
     inFlight.delete(key);
     const ref = podRef(pod);
     if (hasReadinessGate(pod)) {
@@ -162,6 +164,21 @@ async function finishUpgrades(
       'SidecarUpgraded',
       `SidecarSet ${name}: sidecars upgraded in place and ready`,
     );
+  }
+}
+
+/**
+ * A pod that declares the InPlaceUpdateReady readiness gate is not Ready until the condition
+ * exists; no upgrade is under way for it, so the condition starts True.
+ */
+async function openReadinessGates(pods: readonly Pod[], deps: ReconcileDeps): Promise<void> {
+  for (const pod of pods) {
+    if (!hasReadinessGate(pod)) continue;
+    if (pod.status?.conditions?.some((c) => c.type === READINESS_GATE) === true) continue;
+    const ref = podRef(pod);
+    await deps.writer.setPodConditions(ref.namespace, ref.name, [
+      gateCondition('True', 'Initialized', deps.now()),
+    ]);
   }
 }
 
@@ -221,6 +238,7 @@ async function upgradePod(
   signal: AbortSignal,
 ): Promise<boolean> {
   const { namespace, name } = planned.pod;
+  let gateClosed = false;
   for (let attempt = 1; ; attempt++) {
     signal.throwIfAborted();
     await deps.takeToken(signal);
@@ -237,12 +255,16 @@ async function upgradePod(
     );
     // Leadership may have been lost while we waited: a new leader must not meet our writes.
     signal.throwIfAborted();
+    if (hasReadinessGate(pod) && !gateClosed && gateStatus(pod) !== 'False') {
+      // Traffic first: close the gate, then read the pod again (the write changed its version).
+      await deps.writer.setPodConditions(namespace, name, [
+        gateCondition('False', 'StartInPlaceUpdate', deps.now()),
+      ]);
+      gateClosed = true;
+      attempt--;
+      continue;
+    }
     try {
-      if (hasReadinessGate(pod)) {
-        await deps.writer.setPodConditions(namespace, name, [
-          gateCondition('False', 'StartInPlaceUpdate', deps.now()),
-        ]);
-      }
       await deps.writer.patchPod(namespace, name, upgradePatch(pod, change));
     } catch (err) {
       if (err instanceof ConflictError && attempt < CONFLICT_RETRIES) continue;
@@ -274,6 +296,15 @@ function upgradePatch(pod: Pod, change: PodUpgrade): Record<string, unknown> {
     patch['spec'] = { containers: change.images.map((i) => ({ name: i.container, image: i.to })) };
   }
   return patch;
+}
+
+function sidecarsReady(ctx: SidecarSetContext, pod: Pod): boolean {
+  const statuses = pod.status?.containerStatuses ?? [];
+  return [...ctx.containerNames].every((n) => statuses.find((s) => s.name === n)?.ready === true);
+}
+
+function gateStatus(pod: Pod): string | undefined {
+  return pod.status?.conditions?.find((c) => c.type === READINESS_GATE)?.status;
 }
 
 function hasReadinessGate(pod: Pod): boolean {

@@ -215,3 +215,84 @@ describe('gray release in a cluster', () => {
     });
   });
 });
+
+describe('optional behaviour', () => {
+  it('drains traffic first for pods with the InPlaceUpdateReady readiness gate', async () => {
+    await withCluster(async (cluster) => {
+      await createSidecarSet(
+        cluster,
+        sidecarSet('agent', {
+          selector: { matchLabels: { app: 'nginx' } },
+          containers: [{ name: 'agent', image: 'agent:1' }],
+        }),
+      );
+      const pod = nginxPod('gated');
+      (pod['spec'] as Record<string, unknown>)['readinessGates'] = [
+        { conditionType: 'InPlaceUpdateReady' },
+      ];
+      await cluster.core.createNamespacedPod({ namespace: 'default', body: pod });
+      await waitFor(
+        cluster,
+        () => status(cluster, 'agent')?.['readyPods'] === 1,
+        'the gate opened and the pod ready',
+      );
+      const gate = (): string[] => {
+        const conditions =
+          (pods(cluster)[0]?.['status'] as { conditions?: { type: string; status: string }[] })
+            .conditions ?? [];
+        return conditions.filter((c) => c.type === 'InPlaceUpdateReady').map((c) => c.status);
+      };
+      const history: string[] = [];
+      let imageWhenClosed: unknown;
+      const unsubscribe = cluster.api.store.subscribe(() => {
+        const now = gate()[0] ?? '';
+        if (history.at(-1) !== now) {
+          history.push(now);
+          if (now === 'False') imageWhenClosed = agentImage(pods(cluster)[0] as KubeObject);
+        }
+      });
+      await setImage(cluster, 'agent:2');
+      await settled(cluster, 2, 1);
+      await waitFor(
+        cluster,
+        () => gate()[0] === 'True' && history.includes('False'),
+        'the gate open again',
+      );
+      unsubscribe();
+      assert.equal(imageWhenClosed, 'agent:1', 'the gate closed before the image changed');
+      assert.deepEqual(history, ['True', 'False', 'True']);
+    });
+  });
+
+  it('plans but writes nothing in a dry run', async () => {
+    const cluster = await startTestCluster({ flags: { dryRun: true, qps: 1000, burst: 1000 } });
+    try {
+      await createSidecarSet(
+        cluster,
+        sidecarSet('agent', {
+          selector: { matchLabels: { app: 'nginx' } },
+          containers: [{ name: 'agent', image: 'agent:1' }],
+        }),
+      );
+      await createPods(cluster, 2, (i) => nginxPod(`web-${i}`));
+      await updateSidecarSet(cluster, 'agent', (spec) => {
+        ((spec['containers'] as { image: string }[])[0] as { image: string }).image = 'agent:2';
+      });
+      await cluster.kubelet.whenIdle();
+      // The dry run reads pods to plan; wait for those reads, then check that nothing was written.
+      await cluster.api.control.waitForRequest(
+        (r) => r.method === 'GET' && r.resource === 'pods' && r.name !== undefined,
+        { timeoutMs: 20_000 },
+      );
+      const writes = cluster.api.control.requests(
+        (r) =>
+          (r.method === 'PATCH' && (r.resource === 'pods' || r.resource === 'sidecarsets')) ||
+          (r.method === 'POST' && r.resource === 'events'),
+      );
+      assert.deepEqual(writes, []);
+      assert.equal(onImage(cluster, 'agent:2').length, 0);
+    } finally {
+      await cluster.close();
+    }
+  });
+});
