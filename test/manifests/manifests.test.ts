@@ -11,6 +11,8 @@ import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
 import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
+import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
+import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
@@ -136,6 +138,8 @@ const MODELS: ReadonlyMap<string, ModelClass> = new Map<string, ModelClass>([
   ['policy/v1/PodDisruptionBudget', PodDisruptionBudget],
   ['rbac.authorization.k8s.io/v1/ClusterRole', ClusterRole],
   ['rbac.authorization.k8s.io/v1/ClusterRoleBinding', ClusterRoleBinding],
+  ['rbac.authorization.k8s.io/v1/Role', Role],
+  ['rbac.authorization.k8s.io/v1/RoleBinding', RoleBinding],
   ['admissionregistration.k8s.io/v1/MutatingWebhookConfiguration', MutatingWebhookConfiguration],
   [
     'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration',
@@ -315,7 +319,7 @@ describe('the Deployment', () => {
 });
 
 describe('RBAC', () => {
-  it('grants only get/list/watch on sidecarsets and namespaces, to the ServiceAccount', () => {
+  it('grants exactly what the webhook and the controller use, to the ServiceAccount', () => {
     const role = one('rbac.authorization.k8s.io/v1/ClusterRole');
     const rules = objs(role, 'rules').map((r) => ({
       apiGroups: r['apiGroups'],
@@ -328,8 +332,24 @@ describe('RBAC', () => {
         resources: ['sidecarsets'],
         verbs: ['get', 'list', 'watch'],
       },
+      { apiGroups: ['apps.kruise.io'], resources: ['sidecarsets/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
+      { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ]);
+    const lease = one('rbac.authorization.k8s.io/v1/Role');
+    assert.deepEqual(objs(lease, 'rules'), [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: ['sidecarset-controller'],
+        verbs: ['get', 'update'],
+      },
+    ]);
+    const leaseBinding = one('rbac.authorization.k8s.io/v1/RoleBinding');
+    assert.equal(at(leaseBinding, 'roleRef', 'name'), at(lease, 'metadata', 'name'));
     const binding = one('rbac.authorization.k8s.io/v1/ClusterRoleBinding');
     assert.deepEqual(at(binding, 'roleRef'), {
       apiGroup: 'rbac.authorization.k8s.io',
@@ -337,6 +357,7 @@ describe('RBAC', () => {
       name: at(role, 'metadata', 'name'),
     });
     const sa = one('v1/ServiceAccount');
+    assert.deepEqual(at(leaseBinding, 'subjects'), at(binding, 'subjects'));
     assert.deepEqual(at(binding, 'subjects'), [
       { kind: 'ServiceAccount', name: at(sa, 'metadata', 'name'), namespace: NAMESPACE },
     ]);
