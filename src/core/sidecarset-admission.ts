@@ -55,7 +55,8 @@ export function prepareSidecarSets(docs: readonly SourcedObject[]): PreparedSide
     }
     seen.set(name, source);
     const others = shaped.map((s) => s.sidecarSet).filter((s) => s !== sidecarSet);
-    const errors = validateSidecarSet(sidecarSet, { others });
+    // No revision store yet: a SidecarSet pinned to a revision is refused here, not at injection.
+    const errors = validateSidecarSet(sidecarSet, { others, revisions: [] });
     if (errors.length > 0) problems.push({ source, name, errors });
     else sidecarSets.push(sidecarSet);
   }

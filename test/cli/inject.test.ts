@@ -298,6 +298,18 @@ describe('sidecarset validate', () => {
     assert.match(result.stderr, /bad\.yaml#2: SidecarSet "b": spec\.containers\[0\]\.name/);
   });
 
+  it('refuses a SidecarSet pinned to a revision: there is no revision store', async () => {
+    const pinned =
+      'apiVersion: apps.kruise.io/v1alpha1\nkind: SidecarSet\nmetadata: {name: pinned}\nspec: {selector: {matchLabels: {app: a}}, containers: [{name: c, image: c}], injectionStrategy: {revision: {customVersion: v1}}}\n';
+    const result = await runCli([
+      'validate',
+      '--sidecarsets',
+      await tempFile('pinned.yaml', pinned),
+    ]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /pinned\.yaml: SidecarSet "pinned": .*revision/);
+  });
+
   it('reports two SidecarSets with the same name', async () => {
     const one =
       'apiVersion: apps.kruise.io/v1alpha1\nkind: SidecarSet\nmetadata: {name: same}\nspec: {selector: {matchLabels: {app: a}}, containers: [{name: c, image: c}]}\n';

@@ -70,7 +70,8 @@ export function decideSidecarSetValidation(
     request.operation === 'UPDATE' && isPlainObject(request.oldObject)
       ? (request.oldObject as unknown as SidecarSet)
       : undefined;
-  const errors = validateSidecarSet(target, { others, ...(old ? { old } : {}) });
+  // No revision store yet: a SidecarSet pinned to a revision is refused here, not at injection.
+  const errors = validateSidecarSet(target, { others, revisions: [], ...(old ? { old } : {}) });
   if (errors.length > 0) {
     return {
       response: deny(request.uid, 422, formatFieldErrors(errors), 'Invalid'),
