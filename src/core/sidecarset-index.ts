@@ -35,7 +35,8 @@ export function buildSidecarSetIndex(sidecarSets: readonly SidecarSet[]): Sideca
       unindexed.push(ss);
       continue;
     }
-    for (const key of pairs) {
+    // Each pair once (an `In` may repeat a value), so that no list holds a SidecarSet twice.
+    for (const key of new Set(pairs)) {
       const list = byLabelPair.get(key);
       if (list === undefined) byLabelPair.set(key, [ss]);
       else list.push(ss);
@@ -57,16 +58,49 @@ function requiredPairs(ss: SidecarSet): string[] | undefined {
   return undefined;
 }
 
-/** SidecarSets that might match a pod with these labels, sorted by name, each once. */
+/**
+ * SidecarSets that might match a pod with these labels, sorted by name, each once.
+ *
+ * Every list in the index is sorted by name (filed in the order of `all`), so the lists the pod's
+ * labels pick are merged rather than sorted. No SidecarSet is in two of them: the unindexed ones
+ * are in no list, and an indexed one is filed under pairs of a single label key, of which the pod
+ * carries one value.
+ */
 export function candidateSidecarSets(
   index: SidecarSetIndex,
   labels: Readonly<Record<string, string>>,
 ): SidecarSet[] {
-  const found = new Set<SidecarSet>(index.unindexed);
-  for (const [key, value] of Object.entries(labels)) {
-    for (const ss of index.byLabelPair.get(pairKey(key, value)) ?? []) found.add(ss);
+  let found: readonly SidecarSet[] = index.unindexed;
+  let merged = false;
+  for (const key of Object.keys(labels)) {
+    const list = index.byLabelPair.get(pairKey(key, labels[key] ?? ''));
+    if (list === undefined) continue;
+    merged = found.length > 0;
+    found = merged ? mergeByName(found, list) : list;
   }
-  return [...found].sort((a, b) => compareStrings(a.metadata.name ?? '', b.metadata.name ?? ''));
+  // A list of the index itself is copied: the caller owns what it gets.
+  return merged ? (found as SidecarSet[]) : [...found];
+}
+
+/** Two lists sorted by name, as one sorted list (on equal names, `a`'s first). */
+function mergeByName(a: readonly SidecarSet[], b: readonly SidecarSet[]): SidecarSet[] {
+  const out: SidecarSet[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i] as SidecarSet;
+    const y = b[j] as SidecarSet;
+    if (compareStrings(y.metadata.name ?? '', x.metadata.name ?? '') < 0) {
+      out.push(y);
+      j++;
+    } else {
+      out.push(x);
+      i++;
+    }
+  }
+  for (; i < a.length; i++) out.push(a[i] as SidecarSet);
+  for (; j < b.length; j++) out.push(b[j] as SidecarSet);
+  return out;
 }
 
 /** The SidecarSets that apply to a pod, in name order (OpenKruise leaves the order undefined). */
