@@ -1,5 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
-   client-node's models are classes, but its API takes and returns plain JSON objects. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
