@@ -10,6 +10,7 @@ import type { Labels } from '../selector.js';
 import type { UpdatePriorityStrategy } from '../sidecarset-types.js';
 import { safeMatches, selectorMatcher } from './context.js';
 import { hasReadyCondition, readyCondition } from './pod-state.js';
+import { sortIndexesByKeys } from './radix.js';
 
 export interface OrderKey {
   namespace: string;
@@ -194,81 +195,97 @@ export function sortKey(key: OrderKey, priority: UpdatePriorityStrategy | undefi
 /**
  * The candidates' upgrade order, as indexes into `pods`: the order candidateComparator gives their
  * orderKeys, provided `pods` are in namespace/name order (the comparator's last tie-break is then
- * the index, and a stable sort keeps duplicates as they are). Every field is turned into a number
- * once, so that sorting a large fleet compares numbers only: comparing long string keys was the
- * planner's largest cost at 100,000 pods.
+ * the index, and a stable sort keeps duplicates as they are).
  */
 export function candidateOrder(
   pods: readonly Readonly<Pod>[],
   priority: UpdatePriorityStrategy | undefined,
 ): number[] {
-  const n = pods.length;
-  const prio = priorityKeys(pods, priority);
-  const state = new Float64Array(n);
-  const restarts = new Float64Array(n);
-  const readyTimes: string[] = [];
-  const createdTimes: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const pod = pods[i] as Readonly<Pod>;
-    const condition = readyCondition(pod);
-    const ready = condition?.status === 'True';
-    // compareActivePods' first three fields: unscheduled first, phase rank, not ready first.
-    state[i] = (isUnscheduled(pod) ? 0 : 8) + phaseRank(pod) * 2 + (ready ? 1 : 0);
-    restarts[i] = -maxRestarts(pod);
-    readyTimes.push(ready ? timeOf(condition.lastTransitionTime) : '');
-    createdTimes.push(timeOf(pod.metadata.creationTimestamp));
-  }
-  const readyAt = laterFirstKeys(readyTimes);
-  const created = laterFirstKeys(createdTimes);
-  const order = Array.from({ length: n }, (_, i) => i);
-  const { first, second } = prio;
-  const at = (a: Float64Array, i: number): number => a[i] as number;
-  return order.sort(
-    (a, b) =>
-      at(first, a) - at(first, b) ||
-      at(second, a) - at(second, b) ||
-      at(state, a) - at(state, b) ||
-      at(readyAt, a) - at(readyAt, b) ||
-      at(restarts, a) - at(restarts, b) ||
-      at(created, a) - at(created, b) ||
-      a - b,
-  );
+  const keys = new CandidateKeys(priority, pods.length);
+  for (const pod of pods) keys.add(pod, pod.metadata.labels ?? {});
+  return Array.from(keys.order());
 }
 
 /**
- * priorityStrategy as two numbers per pod, smaller first: −weight; or the orderPriority level and
- * the rank of its value (larger values first). Zero when there is no priority.
+ * candidateComparator's fields as numbers, gathered one candidate at a time (the planner adds each
+ * candidate while it has the pod at hand), then sorted by a radix sort: comparing fields pod by
+ * pod was the planner's largest cost at 100,000 pods.
  */
-function priorityKeys(
-  pods: readonly Readonly<Pod>[],
-  priority: UpdatePriorityStrategy | undefined,
-): { first: Float64Array; second: Float64Array } {
-  const first = new Float64Array(pods.length);
-  const second = new Float64Array(pods.length);
-  const weights = priority?.weightPriority ?? [];
-  if (weights.length > 0) {
-    const terms = weights.map((term) => ({
+export class CandidateKeys {
+  private size = 0;
+  private readonly weights: readonly { weight: number; matches: (labels: Labels) => boolean }[];
+  private readonly byLevel: UpdatePriorityStrategy | undefined;
+  /** Smaller first: −weight, or the orderPriority level. */
+  private readonly first: Float64Array;
+  /** The orderPriority values (ranked when sorting: larger values first). */
+  private readonly levelValues: bigint[] = [];
+  /** compareActivePods' first three fields: unscheduled first, phase rank, not ready first. */
+  private readonly state: Float64Array;
+  /** −(most restarts): more restarts first. */
+  private readonly restarts: Float64Array;
+  private readonly readyTimes: string[] = [];
+  private readonly createdTimes: string[] = [];
+
+  /** `capacity`: how many candidates at most will be added. */
+  constructor(priority: UpdatePriorityStrategy | undefined, capacity: number) {
+    this.weights = (priority?.weightPriority ?? []).map((term) => ({
       weight: term.weight,
       matches: selectorMatcher(term.matchSelector),
     }));
-    pods.forEach((pod, i) => {
-      const labels = pod.metadata.labels ?? {};
-      let weight = 0;
-      for (const term of terms) if (term.matches(labels)) weight += term.weight;
-      first[i] = -weight;
-    });
-  } else if ((priority?.orderPriority ?? []).length > 0) {
-    const values: bigint[] = [];
-    pods.forEach((pod, i) => {
-      const { level, value } = orderPriority(priority, pod.metadata.labels ?? {});
-      first[i] = level;
-      values.push(value);
-    });
-    const distinct = [...new Set(values)].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
-    const rank = new Map(distinct.map((v, r) => [v, r]));
-    values.forEach((v, i) => (second[i] = rank.get(v) ?? 0));
+    const byLevel = this.weights.length === 0 && (priority?.orderPriority ?? []).length > 0;
+    this.byLevel = byLevel ? priority : undefined;
+    this.first = new Float64Array(capacity);
+    this.state = new Float64Array(capacity);
+    this.restarts = new Float64Array(capacity);
   }
-  return { first, second };
+
+  add(pod: Readonly<Pod>, labels: Labels): void {
+    const i = this.size++;
+    if (this.weights.length > 0) {
+      let weight = 0;
+      for (const term of this.weights) if (term.matches(labels)) weight += term.weight;
+      this.first[i] = -weight;
+    } else if (this.byLevel !== undefined) {
+      const { level, value } = orderPriority(this.byLevel, labels);
+      this.first[i] = level;
+      this.levelValues.push(value);
+    }
+    const condition = readyCondition(pod);
+    const ready = condition?.status === 'True';
+    this.state[i] = (isUnscheduled(pod) ? 0 : 8) + phaseRank(pod) * 2 + (ready ? 1 : 0);
+    this.restarts[i] = -maxRestarts(pod);
+    this.readyTimes.push(ready ? timeOf(condition.lastTransitionTime) : '');
+    this.createdTimes.push(timeOf(pod.metadata.creationTimestamp));
+  }
+
+  /**
+   * The added candidates' order, as indexes in the order they were added. `tieBreak`, when given,
+   * decides between candidates equal in every field (their namespace/name rank); the index does
+   * after it.
+   */
+  order(tieBreak?: Float64Array): Int32Array {
+    const n = this.size;
+    const keys = [
+      this.first.subarray(0, n),
+      levelRanks(this.levelValues, n),
+      this.state.subarray(0, n),
+      laterFirstKeys(this.readyTimes),
+      this.restarts.subarray(0, n),
+      laterFirstKeys(this.createdTimes),
+    ];
+    if (tieBreak !== undefined) keys.push(tieBreak);
+    return sortIndexesByKeys(keys, n);
+  }
+}
+
+/** The rank of each orderPriority value, larger values first (all zero without them). */
+function levelRanks(values: readonly bigint[], n: number): Float64Array {
+  const ranks = new Float64Array(n);
+  if (values.length === 0) return ranks;
+  const distinct = [...new Set(values)].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
+  const rank = new Map(distinct.map((v, r) => [v, r]));
+  values.forEach((v, i) => (ranks[i] = rank.get(v) ?? 0));
+  return ranks;
 }
 
 /** Larger than any 14-digit time number. */

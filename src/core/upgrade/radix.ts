@@ -1,0 +1,111 @@
+/**
+ * A stable sort of indexes by several numeric keys, without a comparator: one counting-sort pass
+ * per key, least significant first (LSD radix sort over each key's ranks). Over a large fleet this
+ * is linear in the pods plus the keys' distinct values, where a comparator sort calls back into
+ * JavaScript n log n times and reads scattered keys each time.
+ */
+
+/** Each value's rank among the key's distinct values (equal values share one), and how many. */
+interface Ranks {
+  ranks: Int32Array;
+  count: number;
+}
+
+/**
+ * The indexes 0..n−1 in the order that comparing `keys[0]`, then `keys[1]`, ... (smaller first,
+ * as `a − b` compares), then the index itself gives. A key holding NaN has no consistent order;
+ * the comparator sort that this replaces is then used as it is, so the answer stays the same.
+ */
+export function sortIndexesByKeys(keys: readonly Float64Array[], n: number): Int32Array {
+  let order = Int32Array.from({ length: n }, (_, i) => i);
+  let next = new Int32Array(n);
+  for (let k = keys.length - 1; k >= 0; k--) {
+    const ranked = rankValues(keys[k] as Float64Array, n);
+    if (ranked === undefined) return comparatorSort(keys, n);
+    if (ranked.count <= 1) continue;
+    countingPass(order, next, ranked);
+    [order, next] = [next, order];
+  }
+  return order;
+}
+
+/** The definition: Array.prototype.sort (stable) with the fields compared in turn. */
+export function comparatorSort(keys: readonly Float64Array[], n: number): Int32Array {
+  const order = Array.from({ length: n }, (_, i) => i);
+  order.sort((a, b) => {
+    for (const key of keys) {
+      const d = (key[a] as number) - (key[b] as number);
+      if (d) return d;
+    }
+    return a - b;
+  });
+  return Int32Array.from(order);
+}
+
+/** Stable: indexes with the same rank keep their order from `order`. */
+function countingPass(order: Int32Array, into: Int32Array, { ranks, count }: Ranks): void {
+  const starts = new Int32Array(count + 1);
+  for (let i = 0; i < order.length; i++) {
+    const at = (ranks[i] as number) + 1;
+    starts[at] = (starts[at] as number) + 1;
+  }
+  for (let r = 1; r <= count; r++) starts[r] = (starts[r] as number) + (starts[r - 1] as number);
+  for (let k = 0; k < order.length; k++) {
+    const i = order[k] as number;
+    const r = ranks[i] as number;
+    into[starts[r] as number] = i;
+    starts[r] = (starts[r] as number) + 1;
+  }
+}
+
+/**
+ * Ranks of the first n values; undefined if one is NaN. Integers spanning a small range are
+ * ranked by their offset from the smallest (gaps are harmless to a counting pass); anything else
+ * by its position among the sorted distinct values.
+ */
+function rankValues(values: Float64Array, n: number): Ranks | undefined {
+  let min = Infinity;
+  let max = -Infinity;
+  let integers = true;
+  for (let i = 0; i < n; i++) {
+    const v = values[i] as number;
+    if (v !== v) return undefined; // NaN
+    if (v < min) min = v;
+    if (v > max) max = v;
+    if (integers && !Number.isInteger(v)) integers = false;
+  }
+  if (n === 0 || min === max) return { ranks: new Int32Array(n), count: 1 };
+  if (integers && max - min < 4 * n + 256) return offsetRanks(values, n, min, max);
+  return sortedRanks(values, n);
+}
+
+function offsetRanks(values: Float64Array, n: number, min: number, max: number): Ranks {
+  const ranks = new Int32Array(n);
+  for (let i = 0; i < n; i++) ranks[i] = (values[i] as number) - min;
+  return { ranks, count: max - min + 1 };
+}
+
+function sortedRanks(values: Float64Array, n: number): Ranks {
+  const sorted = values.slice(0, n).sort();
+  // Distinct values; −0 and 0 are one value (the comparator's 0 − −0 is a tie).
+  let d = 0;
+  for (let i = 0; i < n; i++) {
+    const v = sorted[i] as number;
+    if (d === 0 || v !== sorted[d - 1]) sorted[d++] = v;
+  }
+  const ranks = new Int32Array(n);
+  for (let i = 0; i < n; i++) ranks[i] = lowerBound(sorted, d, values[i] as number);
+  return { ranks, count: d };
+}
+
+/** The first position among the first d sorted values that is not below v. */
+function lowerBound(sorted: Float64Array, d: number, v: number): number {
+  let lo = 0;
+  let hi = d - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as number) < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,61 @@
+/** The radix sort of candidate indexes gives what the comparator sort it replaces gives. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import fc from 'fast-check';
+
+import { comparatorSort, sortIndexesByKeys } from '../../../src/core/upgrade/radix.js';
+
+/** Few distinct values (many ties), small and huge integers, fractions, ±0 and infinities. */
+const valueArb = fc.oneof(
+  fc.integer({ min: -3, max: 3 }),
+  fc.integer({ min: -1_000, max: 1_000 }),
+  fc.constantFrom(0, -0, 0.5, -2.25, 1e14, 20260101000000, -1e300, Infinity, -Infinity),
+  fc.double({ noNaN: true }),
+);
+
+function columns(rows: readonly (readonly number[])[], width: number): Float64Array[] {
+  return Array.from({ length: width }, (_, k) => Float64Array.from(rows, (row) => row[k] ?? 0));
+}
+
+describe('sortIndexesByKeys', () => {
+  it('orders as comparing the keys in turn, then the index (ties included)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 4 }).chain((width) =>
+          fc.tuple(
+            fc.constant(width),
+            fc.array(fc.array(valueArb, { minLength: width, maxLength: width }), {
+              maxLength: 60,
+            }),
+          ),
+        ),
+        ([width, rows]) => {
+          const keys = columns(rows, width);
+          const actual = Array.from(sortIndexesByKeys(keys, rows.length));
+          assert.deepEqual(actual, Array.from(comparatorSort(keys, rows.length)));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('sorts by the first n values of longer key arrays', () => {
+    const keys = [Float64Array.from([3, 1, 2, 0, 0]), Float64Array.from([0, 0, 0, 9, 9])];
+    assert.deepEqual(Array.from(sortIndexesByKeys(keys, 3)), [1, 2, 0]);
+  });
+
+  it('falls back to the comparator when a key holds NaN', () => {
+    const keys = [Float64Array.from([2, NaN, 1, 0])];
+    assert.deepEqual(Array.from(sortIndexesByKeys(keys, 4)), Array.from(comparatorSort(keys, 4)));
+  });
+
+  it('handles many distinct, widely spread integers and fractions', () => {
+    const n = 2_000;
+    const spread = Float64Array.from({ length: n }, (_, i) => ((i * 7_919) % 1_009) * 1e9);
+    const fractions = Float64Array.from({ length: n }, (_, i) => ((i * 31) % 97) / 7);
+    for (const keys of [[spread], [fractions, spread], [spread, fractions]]) {
+      assert.deepEqual(Array.from(sortIndexesByKeys(keys, n)), Array.from(comparatorSort(keys, n)));
+    }
+  });
+});
