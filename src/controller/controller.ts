@@ -3,14 +3,20 @@
  * pods), a keyed work queue, leader election, and reconcile. Every replica keeps its caches warm;
  * only the leader runs the queue, so a takeover starts from a complete cache at once.
  */
-import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
-import { NAMESPACE_NAME_LABEL } from '../core/annotations.js';
 import type { Pod } from '../core/k8s-types.js';
-import type { Labels } from '../core/selector.js';
 import type { SidecarSet } from '../core/sidecarset-types.js';
+import type { CachedNamespace } from '../k8s/collections.js';
+import {
+  NAMESPACES_PATH,
+  SIDECARSETS_PATH,
+  cachedNamespace,
+  listNamespaces,
+  listSidecarSets,
+} from '../k8s/collections.js';
 import type { LeaderElection } from '../k8s/leader-election.js';
 import { defaultIdentity, startLeaderElection } from '../k8s/leader-election.js';
 import { createKubeWriter } from '../k8s/kube-writer.js';
@@ -73,7 +79,6 @@ export function createController(options: ControllerOptions): Controller {
   const log = options.logger.child({ component: 'controller' });
   const now = options.now ?? (() => new Date());
   const core = options.kubeConfig.makeApiClient(CoreV1Api);
-  const custom = options.kubeConfig.makeApiClient(CustomObjectsApi);
   const pods = createPodIndex();
   const expectations = createUpgradeExpectations();
   let queue: WorkQueue | undefined;
@@ -84,14 +89,8 @@ export function createController(options: ControllerOptions): Controller {
 
   const sidecarSets: Reflector<SidecarSet> = createReflector({
     kubeConfig: options.kubeConfig,
-    path: '/apis/apps.kruise.io/v1alpha1/sidecarsets',
-    list: async (params) =>
-      (await custom.listClusterCustomObject({
-        group: 'apps.kruise.io',
-        version: 'v1alpha1',
-        plural: 'sidecarsets',
-        ...params,
-      })) as KubernetesListObject<KubernetesObject>,
+    path: SIDECARSETS_PATH,
+    list: listSidecarSets(options.kubeConfig),
     transform: withoutManagedFields,
     logger: log,
     handlers: {
@@ -107,14 +106,11 @@ export function createController(options: ControllerOptions): Controller {
       },
     },
   });
-  const namespaces: Reflector<{ name: string; labels: Labels }> = createReflector({
+  const namespaces: Reflector<CachedNamespace> = createReflector({
     kubeConfig: options.kubeConfig,
-    path: '/api/v1/namespaces',
-    list: (params) => core.listNamespace(params),
-    transform: (raw: KubernetesObject) => {
-      const name = raw.metadata?.name ?? '';
-      return { name, labels: { ...raw.metadata?.labels, [NAMESPACE_NAME_LABEL]: name } };
-    },
+    path: NAMESPACES_PATH,
+    list: listNamespaces(options.kubeConfig),
+    transform: cachedNamespace,
     logger: log,
     handlers: {
       onUpdate: () => {

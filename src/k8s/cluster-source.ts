@@ -5,10 +5,8 @@
  * the schema are logged and left out. Namespaces are cached as their name and labels only.
  */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
-import { NAMESPACE_NAME_LABEL } from '../core/annotations.js';
 import type { Labels } from '../core/selector.js';
 import { withHashes } from '../core/sidecarset-admission.js';
 import type { SidecarSet } from '../core/sidecarset-types.js';
@@ -16,7 +14,15 @@ import { formatFieldErrors } from '../core/validation/field-error.js';
 import { validateSidecarSetSchema } from '../core/validation/sidecarset.js';
 import type { Snapshot, SnapshotSource } from '../cache/snapshot.js';
 import { makeSnapshot } from '../cache/snapshot.js';
-import type { Backoff, ListPage, Reflector, ReflectorHandlers } from './reflector.js';
+import type { CachedNamespace } from './collections.js';
+import {
+  NAMESPACES_PATH,
+  SIDECARSETS_PATH,
+  cachedNamespace,
+  listNamespaces,
+  listSidecarSets,
+} from './collections.js';
+import type { Backoff, Reflector, ReflectorHandlers } from './reflector.js';
 import { createReflector } from './reflector.js';
 
 export interface ClusterSourceOptions {
@@ -27,20 +33,8 @@ export interface ClusterSourceOptions {
   backoff?: Backoff;
 }
 
-/** What the matcher reads of a Namespace. */
-interface NamespaceLabels {
-  name: string;
-  labels: Labels;
-}
-
-function namespaceLabels(raw: KubernetesObject): NamespaceLabels {
-  return { name: raw.metadata?.name ?? '', labels: { ...raw.metadata?.labels } };
-}
-
 export function createClusterSource(options: ClusterSourceOptions): SnapshotSource {
   const log = options.logger.child({ source: 'cluster' });
-  const core = options.kubeConfig.makeApiClient(CoreV1Api);
-  const custom = options.kubeConfig.makeApiClient(CustomObjectsApi);
   let snapshot: Snapshot | undefined;
   const invalid = new Map<string, string>();
   const markDirty = (): void => {
@@ -61,21 +55,15 @@ export function createClusterSource(options: ClusterSourceOptions): SnapshotSour
   };
   const sidecarSets: Reflector<KubernetesObject> = createReflector({
     ...common,
-    path: '/apis/apps.kruise.io/v1alpha1/sidecarsets',
-    list: async (params) =>
-      (await custom.listClusterCustomObject({
-        group: 'apps.kruise.io',
-        version: 'v1alpha1',
-        plural: 'sidecarsets',
-        ...params,
-      })) as ListPage<KubernetesObject>,
+    path: SIDECARSETS_PATH,
+    list: listSidecarSets(options.kubeConfig),
     transform: (raw: KubernetesObject) => raw,
   });
-  const namespaces: Reflector<NamespaceLabels> = createReflector({
+  const namespaces: Reflector<CachedNamespace> = createReflector({
     ...common,
-    path: '/api/v1/namespaces',
-    list: (params) => core.listNamespace(params),
-    transform: namespaceLabels,
+    path: NAMESPACES_PATH,
+    list: listNamespaces(options.kubeConfig),
+    transform: cachedNamespace,
   });
 
   function build(): Snapshot {
@@ -98,7 +86,7 @@ export function createClusterSource(options: ClusterSourceOptions): SnapshotSour
     }
     const byName = new Map<string, Labels>();
     for (const ns of namespaces.list()) {
-      if (ns.name !== '') byName.set(ns.name, { ...ns.labels, [NAMESPACE_NAME_LABEL]: ns.name });
+      if (ns.name !== '') byName.set(ns.name, ns.labels);
     }
     return makeSnapshot(ready, byName, byName.size);
   }
