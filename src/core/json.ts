@@ -26,8 +26,23 @@ export function cloneJson<T>(value: T): T {
   if (proto !== Object.prototype && proto !== null) return structuredClone(value);
   const source = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(source)) out[key] = cloneJson(source[key]);
+  for (const key of Object.keys(source)) setOwn(out, key, cloneJson(source[key]));
   return out as T;
+}
+
+/**
+ * `out[key] = value`, except that a key `__proto__` (JSON.parse makes it an own property) stays
+ * an own property instead of setting the prototype, as with a spread or structuredClone.
+ */
+export function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key !== '__proto__') out[key] = value;
+  else
+    Object.defineProperty(out, key, {
+      value,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
 }
 
 /** Structural equality of JSON-like values; object key order does not matter. */

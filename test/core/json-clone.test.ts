@@ -40,6 +40,13 @@ describe('cloneJson', () => {
     assert.notEqual(copy['a'], bare['a']);
   });
 
+  it('keeps a __proto__ key as an own property, as structuredClone does', () => {
+    const parsed = JSON.parse('{"labels":{"__proto__":{"a":"b"},"app":"web"}}') as unknown;
+    const copy = cloneJson(parsed);
+    assert.deepEqual(copy, structuredClone(parsed));
+    assert.equal(JSON.stringify(copy), JSON.stringify(parsed));
+  });
+
   it('hands other objects (a Date) to structuredClone', () => {
     const at = new Date('2024-05-06T07:08:09Z');
     const copy = cloneJson({ metadata: { creationTimestamp: at } });

@@ -91,7 +91,7 @@ function buildContainer(
   sources: PodSources,
   warnings: string[],
 ): Container {
-  const container = stripSidecarFields(cloneJson(sc));
+  const container = cloneJson(stripSidecarFields(sc));
   if (sc.resourcesPolicy !== undefined) {
     applyResourcesPolicy(container, sc.resourcesPolicy, {
       ...sources,
