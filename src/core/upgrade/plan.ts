@@ -7,14 +7,13 @@ import { SidecarSetError } from '../errors.js';
 import { compareStrings } from '../json.js';
 import type { Pod } from '../k8s-types.js';
 import { podNamespace } from '../match.js';
-import type { Labels } from '../selector.js';
 import type { SidecarSet } from '../sidecarset-types.js';
 import { scaleMaxUnavailable, scalePartition } from '../intstr.js';
 import { upgradeCount } from './budget.js';
 import { buildPodUpgrade } from './change.js';
 import type { SidecarSetContext } from './context.js';
 import { sidecarSetContext } from './context.js';
-import { candidateOrder } from './order.js';
+import { CandidateKeys } from './order.js';
 import {
   hasEverySidecar,
   isActivePod,
@@ -24,7 +23,8 @@ import {
   isUpdated,
   upgradability,
 } from './pod-state.js';
-import { scatterOrder } from './scatter.js';
+import { LabelCodes, scatterCodedPods, scatterKeys } from './scatter.js';
+import type { StatusCounts } from './status.js';
 import { computeStatus } from './status.js';
 import type {
   BudgetSummary,
@@ -37,15 +37,37 @@ import type {
   UpgradePlan,
 } from './types.js';
 
-interface MatchedPod {
-  pod: Readonly<Pod>;
-  ref: PodRef;
-  labels: Labels;
-  updated: boolean;
-  ready: boolean;
-  consistent: boolean;
-  /** Index in the matched pods (namespace/name order). */
-  position: number;
+/** A matched pod's state, as bits (reference §3.2, §3.5, §3.6). */
+const UPDATED = 1;
+const READY = 2;
+const CONSISTENT = 4;
+
+/** What the round does with an outdated pod, decided when the pod is read. */
+const CANDIDATE = 1;
+const NOT_SELECTED = 2;
+const NOT_UPGRADABLE = 3;
+const IN_FLIGHT = 4;
+
+/**
+ * The matched pods, read once each: every per-pod fact the plan needs is gathered in that one
+ * pass into flat arrays (over a large fleet, reaching each pod's scattered objects is the cost),
+ * and the pod objects are read again only for the pods named in the plan.
+ */
+interface MatchedPods {
+  /** In the order they were given. */
+  pods: Readonly<Pod>[];
+  /** Their indexes in namespace/name order. */
+  byName: Int32Array;
+  flags: Uint8Array;
+  /** CANDIDATE, NOT_SELECTED, ... for outdated pods when the round plans (else 0). */
+  verdicts: Uint8Array;
+  /** Refs made so far (refOf). */
+  refs: (PodRef | undefined)[];
+  /** The candidates (indexes into `pods`, in the order read) and their sort fields. */
+  candidates: number[];
+  keys: CandidateKeys;
+  /** Scatter label codes of every matched pod, when the round plans with scatter. */
+  scatter: LabelCodes | undefined;
 }
 
 export function podRef(pod: Readonly<Pod>): PodRef {
@@ -58,8 +80,8 @@ export function podKey(ref: PodRef): string {
   return `${ref.namespace}/${ref.name}`;
 }
 
-function byRef(a: { ref: PodRef }, b: { ref: PodRef }): number {
-  return compareStrings(a.ref.namespace, b.ref.namespace) || compareStrings(a.ref.name, b.ref.name);
+function byRef(a: PodRef, b: PodRef): number {
+  return compareStrings(a.namespace, b.namespace) || compareStrings(a.name, b.name);
 }
 
 export function planUpgrade(
@@ -68,11 +90,9 @@ export function planUpgrade(
   options: PlanOptions,
 ): UpgradePlan {
   const ctx = sidecarSetContext(sidecarSet);
-  const { matched, excluded } = selectMatched(ctx, pods);
-  const status = computeStatus(
-    sidecarSet,
-    matched.map((m) => ({ updated: m.updated, consistentAndReady: m.consistent && m.ready })),
-  );
+  // Only a round that may upgrade needs each pod's verdict, sort fields and labels.
+  const plans = !ctx.notUpdate && !ctx.paused && ctx.hot.length === 0;
+  const { matched, excluded } = readPods(ctx, pods, plans);
   const plan: UpgradePlan = {
     sidecarSet: ctx.name,
     hash: ctx.hash,
@@ -80,78 +100,176 @@ export function planUpgrade(
     notUpgradable: [],
     held: [],
     excluded,
-    status,
-    budget: budgetSummary(ctx, matched),
+    status: computeStatus(sidecarSet, statusCounts(matched.flags)),
+    budget: budgetSummary(ctx, matched.flags),
   };
-  const outdated = matched.filter((m) => !m.updated);
-  if (ctx.notUpdate)
-    return stopped(plan, 'NotUpdate', outdated, 'updateStrategy.type is NotUpdate');
-  if (ctx.paused) return stopped(plan, 'Paused', outdated, 'updateStrategy.paused is true');
+  const outdated = outdatedPods(matched);
+  const refs = (): PodRef[] => outdated.map((i) => refOf(matched, i));
+  if (ctx.notUpdate) return stopped(plan, 'NotUpdate', refs(), 'updateStrategy.type is NotUpdate');
+  if (ctx.paused) return stopped(plan, 'Paused', refs(), 'updateStrategy.paused is true');
   if (outdated.length === 0) return { ...plan, stopped: 'Complete' };
   if (ctx.hot.length > 0) {
-    plan.held = outdated.map((m) =>
-      hold(m, 'HotUpgradeUnsupported', 'the SidecarSet has a HotUpgrade container'),
+    plan.held = refs().map((ref) =>
+      hold(ref, 'HotUpgradeUnsupported', 'the SidecarSet has a HotUpgrade container'),
     );
     return plan;
   }
   return planRound(sidecarSet, ctx, matched, plan, options.now);
 }
 
-function selectMatched(
+/** Every given pod once: excluded, or matched with its flags (and, if `plans`, its verdict). */
+function readPods(
   ctx: SidecarSetContext,
   pods: readonly Readonly<Pod>[],
-): { matched: MatchedPod[]; excluded: ExcludedPod[] } {
-  const matched: MatchedPod[] = [];
+  plans: boolean,
+): { matched: MatchedPods; excluded: ExcludedPod[] } {
+  const matched: MatchedPods = {
+    pods: [],
+    byName: new Int32Array(0),
+    flags: new Uint8Array(pods.length),
+    verdicts: new Uint8Array(pods.length),
+    refs: [],
+    candidates: [],
+    keys: new CandidateKeys(ctx.priority, plans ? pods.length : 0),
+    scatter:
+      plans && ctx.scatter.length > 0
+        ? new LabelCodes(scatterKeys(ctx.scatter), pods.length)
+        : undefined,
+  };
   const excluded: ExcludedPod[] = [];
   for (const pod of pods) {
-    const ref = podRef(pod);
-    if (!isActivePod(pod)) {
-      excluded.push({
-        pod: ref,
-        reason: 'Inactive',
-        message: 'the pod has finished or is being deleted',
-      });
-    } else if (!isInjectedBy(ctx, pod)) {
-      excluded.push({
-        pod: ref,
-        reason: 'NotInjected',
-        message: `kruise.io/sidecarset-injected-list does not name ${ctx.name}`,
-      });
-    } else if (!hasEverySidecar(ctx, pod)) {
-      excluded.push({
-        pod: ref,
-        reason: 'MissingSidecar',
-        message: 'the pod lacks one of the sidecar containers',
-      });
-    } else {
-      matched.push({
-        pod,
-        ref,
-        labels: pod.metadata.labels ?? {},
-        updated: isUpdated(ctx, pod),
-        ready: isReady(ctx, pod),
-        consistent: isStateConsistent(ctx, pod),
-        position: 0,
-      });
+    const reason = exclusion(ctx, pod);
+    if (reason !== undefined) {
+      excluded.push({ pod: podRef(pod), ...reason });
+      continue;
     }
+    const i = matched.pods.length;
+    matched.pods.push(pod);
+    const updated = isUpdated(ctx, pod);
+    matched.flags[i] =
+      (updated ? UPDATED : 0) |
+      (isReady(ctx, pod) ? READY : 0) |
+      (isStateConsistent(ctx, pod) ? CONSISTENT : 0);
+    if (plans) readForRound(ctx, matched, i, updated);
   }
-  matched.sort(byRef);
-  matched.forEach((m, i) => (m.position = i));
-  excluded.sort((a, b) => byRef({ ref: a.pod }, { ref: b.pod }));
+  const n = matched.pods.length;
+  matched.flags = matched.flags.subarray(0, n);
+  matched.verdicts = matched.verdicts.subarray(0, n);
+  matched.byName = nameOrder(matched.pods);
+  excluded.sort((a, b) => byRef(a.pod, b.pod));
   return { matched, excluded };
 }
 
-function unavailableCount(matched: readonly MatchedPod[]): number {
+function exclusion(
+  ctx: SidecarSetContext,
+  pod: Readonly<Pod>,
+): { reason: ExcludedPod['reason']; message: string } | undefined {
+  if (!isActivePod(pod)) {
+    return { reason: 'Inactive', message: 'the pod has finished or is being deleted' };
+  }
+  if (!isInjectedBy(ctx, pod)) {
+    return {
+      reason: 'NotInjected',
+      message: `kruise.io/sidecarset-injected-list does not name ${ctx.name}`,
+    };
+  }
+  if (!hasEverySidecar(ctx, pod)) {
+    return { reason: 'MissingSidecar', message: 'the pod lacks one of the sidecar containers' };
+  }
+  return undefined;
+}
+
+/** The round's facts of matched pod i: scatter labels, and for an outdated pod its verdict. */
+function readForRound(
+  ctx: SidecarSetContext,
+  matched: MatchedPods,
+  i: number,
+  updated: boolean,
+): void {
+  const pod = matched.pods[i] as Readonly<Pod>;
+  const labels = pod.metadata.labels ?? {};
+  matched.scatter?.add(labels);
+  if (updated) return;
+  if (!ctx.isSelected(labels)) {
+    matched.verdicts[i] = NOT_SELECTED;
+    return;
+  }
+  const verdict = upgradability(ctx, pod);
+  matched.verdicts[i] =
+    verdict === 'notUpgradable' ? NOT_UPGRADABLE : verdict === 'inFlight' ? IN_FLIGHT : CANDIDATE;
+  if (verdict === 'candidate') {
+    matched.candidates.push(i);
+    matched.keys.add(pod, labels);
+  }
+}
+
+/**
+ * Indexes of `pods` in namespace/name order, stable (equal names keep their given order). The
+ * few namespaces are ranked once, so most comparisons are of a number and then a name.
+ */
+function nameOrder(pods: readonly Readonly<Pod>[]): Int32Array {
+  const namespaces = new Map<string, number>();
+  const nsCodes = new Int32Array(pods.length);
+  const names: string[] = [];
+  pods.forEach((pod, i) => {
+    const namespace = podNamespace(pod);
+    let code = namespaces.get(namespace);
+    if (code === undefined) {
+      code = namespaces.size;
+      namespaces.set(namespace, code);
+    }
+    nsCodes[i] = code;
+    names.push(pod.metadata.name ?? '');
+  });
+  const nsRank = new Int32Array(namespaces.size);
+  [...namespaces.keys()]
+    .sort(compareStrings)
+    .forEach((namespace, r) => (nsRank[namespaces.get(namespace) as number] = r));
+  const order = Array.from({ length: pods.length }, (_, i) => i);
+  const rank = (i: number): number => nsRank[nsCodes[i] as number] as number;
+  order.sort(
+    (a, b) => rank(a) - rank(b) || compareStrings(names[a] as string, names[b] as string) || a - b,
+  );
+  return Int32Array.from(order);
+}
+
+function statusCounts(flags: Uint8Array): StatusCounts {
+  const counts = { matchedPods: flags.length, updatedPods: 0, readyPods: 0, updatedReadyPods: 0 };
+  for (const f of flags) {
+    const updated = (f & UPDATED) !== 0;
+    const consistentAndReady = (f & (READY | CONSISTENT)) === (READY | CONSISTENT);
+    if (updated) counts.updatedPods++;
+    if (consistentAndReady) counts.readyPods++;
+    if (updated && consistentAndReady) counts.updatedReadyPods++;
+  }
+  return counts;
+}
+
+/** Indexes of the matched pods not yet updated, in namespace/name order. */
+function outdatedPods(matched: MatchedPods): number[] {
+  const outdated: number[] = [];
+  for (const i of matched.byName)
+    if (((matched.flags[i] as number) & UPDATED) === 0) outdated.push(i);
+  return outdated;
+}
+
+/** The pod's ref, made once and only for pods the plan names. */
+function refOf(matched: MatchedPods, i: number): PodRef {
+  return (matched.refs[i] ??= podRef(matched.pods[i] as Readonly<Pod>));
+}
+
+function unavailableCount(flags: Uint8Array): number {
   let n = 0;
-  for (const m of matched) if (m.updated && !(m.consistent && m.ready)) n++;
+  for (const f of flags)
+    if (f & UPDATED && (f & (READY | CONSISTENT)) !== (READY | CONSISTENT)) n++;
   return n;
 }
 
-function budgetSummary(ctx: SidecarSetContext, matched: readonly MatchedPod[]): BudgetSummary {
-  const unavailable = unavailableCount(matched);
+function budgetSummary(ctx: SidecarSetContext, flags: Uint8Array): BudgetSummary {
+  const unavailable = unavailableCount(flags);
   return {
-    partition: scalePartition(ctx.partition, matched.length),
-    maxUnavailable: scaleMaxUnavailable(ctx.maxUnavailable, matched.length),
+    partition: scalePartition(ctx.partition, flags.length),
+    maxUnavailable: scaleMaxUnavailable(ctx.maxUnavailable, flags.length),
     unavailable,
     unavailableAfter: unavailable,
     candidates: 0,
@@ -159,53 +277,53 @@ function budgetSummary(ctx: SidecarSetContext, matched: readonly MatchedPod[]): 
   };
 }
 
-function hold(m: MatchedPod, reason: HoldReason, message: string): HeldPod {
-  return { pod: m.ref, reason, message };
+function hold(pod: PodRef, reason: HoldReason, message: string): HeldPod {
+  return { pod, reason, message };
 }
 
 function stopped(
   plan: UpgradePlan,
   reason: 'NotUpdate' | 'Paused',
-  outdated: readonly MatchedPod[],
+  outdated: readonly PodRef[],
   message: string,
 ): UpgradePlan {
-  return { ...plan, held: outdated.map((m) => hold(m, reason, message)), stopped: reason };
+  return { ...plan, held: outdated.map((ref) => hold(ref, reason, message)), stopped: reason };
 }
 
 function planRound(
   sidecarSet: SidecarSet,
   ctx: SidecarSetContext,
-  matched: readonly MatchedPod[],
+  matched: MatchedPods,
   plan: UpgradePlan,
   now: Date,
 ): UpgradePlan {
-  const candidates: MatchedPod[] = [];
   const otherHolds: HeldPod[] = [];
-  for (const m of matched) {
-    if (m.updated) continue;
-    if (!ctx.isSelected(m.labels)) {
-      otherHolds.push(hold(m, 'NotSelected', 'updateStrategy.selector does not select the pod'));
-      continue;
-    }
-    const verdict = upgradability(ctx, m.pod);
-    if (verdict === 'notUpgradable') {
+  for (const i of matched.byName) {
+    const verdict = matched.verdicts[i];
+    if (verdict === NOT_SELECTED) {
+      otherHolds.push(
+        hold(refOf(matched, i), 'NotSelected', 'updateStrategy.selector does not select the pod'),
+      );
+    } else if (verdict === NOT_UPGRADABLE) {
       plan.notUpgradable.push({
-        pod: m.ref,
+        pod: refOf(matched, i),
         reason: 'UpdateImmutableField',
         message:
           'a sidecar field other than image changed; the pod keeps its sidecar until recreated',
       });
-    } else if (verdict === 'inFlight') {
+    } else if (verdict === IN_FLIGHT) {
       otherHolds.push(
-        hold(m, 'UpgradeInFlight', 'a sidecar is still being updated in place by the kubelet'),
+        hold(
+          refOf(matched, i),
+          'UpgradeInFlight',
+          'a sidecar is still being updated in place by the kubelet',
+        ),
       );
-    } else {
-      candidates.push(m);
     }
   }
-  const ordered = orderCandidates(ctx, matched, candidates);
+  const ordered = orderCandidates(ctx, matched);
   const outcome = upgradeCount({
-    candidatesReady: ordered.map((c) => c.ready),
+    candidatesReady: Array.from(ordered, (i) => ((matched.flags[i] as number) & READY) !== 0),
     partition: plan.budget.partition,
     maxUnavailable: plan.budget.maxUnavailable,
     unavailable: plan.budget.unavailable,
@@ -219,47 +337,50 @@ function planRound(
   const budgetMessage = `${plan.budget.maxUnavailable} pods may be unavailable at once and the budget is spent`;
   const partitionMessage = `the partition keeps ${plan.budget.partition} candidates on the old version`;
   const candidateHolds: HeldPod[] = [];
-  for (let i = 0; i < ordered.length; i++) {
-    const m = ordered[i] as MatchedPod;
-    if (i < outcome.take) {
-      const upgrade = tryUpgrade(sidecarSet, ctx, m, now);
+  for (let k = 0; k < ordered.length; k++) {
+    const i = ordered[k] as number;
+    const ref = refOf(matched, i);
+    if (k < outcome.take) {
+      const upgrade = tryUpgrade(sidecarSet, ctx, matched.pods[i] as Readonly<Pod>, ref, now);
       if ('reason' in upgrade) candidateHolds.push(upgrade);
       else plan.upgrade.push(upgrade);
-    } else if (i < outcome.eligible) {
-      candidateHolds.push(hold(m, 'MaxUnavailable', budgetMessage));
+    } else if (k < outcome.eligible) {
+      candidateHolds.push(hold(ref, 'MaxUnavailable', budgetMessage));
     } else {
-      candidateHolds.push(hold(m, 'Partition', partitionMessage));
+      candidateHolds.push(hold(ref, 'Partition', partitionMessage));
     }
   }
   plan.held = candidateHolds.concat(otherHolds);
   return plan;
 }
 
-/** `candidates` are in namespace/name order, as candidateOrder requires. */
-function orderCandidates(
-  ctx: SidecarSetContext,
-  matched: readonly MatchedPod[],
-  candidates: readonly MatchedPod[],
-): MatchedPod[] {
-  const sorted = candidateOrder(
-    candidates.map((c) => c.pod),
-    ctx.priority,
-  ).map((i) => candidates[i] as MatchedPod);
-  if (ctx.scatter.length === 0) return sorted;
-  const positions = Int32Array.from(sorted, (c) => c.position);
-  return scatterOrder(sorted, matched, ctx.scatter, positions).map((i) => sorted[i] as MatchedPod);
+/**
+ * The candidates in upgrade order, as indexes into matched.pods: sorted by their fields with the
+ * namespace/name rank as the last tie-break, then scattered.
+ */
+function orderCandidates(ctx: SidecarSetContext, matched: MatchedPods): Int32Array {
+  const { candidates, byName } = matched;
+  const nameRank = new Int32Array(matched.pods.length);
+  byName.forEach((i, r) => (nameRank[i] = r));
+  const tieBreak = Float64Array.from(candidates, (i) => nameRank[i] as number);
+  const sorted = Int32Array.from(matched.keys.order(tieBreak), (c) => candidates[c] as number);
+  if (matched.scatter === undefined) return sorted;
+  return scatterCodedPods(matched.scatter, byName, ctx.scatter, sorted).map(
+    (k) => sorted[k] as number,
+  );
 }
 
 function tryUpgrade(
   sidecarSet: SidecarSet,
   ctx: SidecarSetContext,
-  m: MatchedPod,
+  pod: Readonly<Pod>,
+  ref: PodRef,
   now: Date,
 ): PodUpgrade | HeldPod {
   try {
-    return buildPodUpgrade(ctx, m.pod, m.ref, sidecarSet.spec.patchPodMetadata ?? [], now);
+    return buildPodUpgrade(ctx, pod, ref, sidecarSet.spec.patchPodMetadata ?? [], now);
   } catch (err) {
     if (!(err instanceof SidecarSetError)) throw err;
-    return hold(m, 'PatchPodMetadataError', err.message);
+    return hold(ref, 'PatchPodMetadataError', err.message);
   }
 }

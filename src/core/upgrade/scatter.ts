@@ -71,22 +71,46 @@ interface KeyValues {
   carrying: number;
 }
 
-/**
- * KeyValues for each key, in one pass over the pods: a pod's labels are fetched once for all the
- * keys (over a large fleet, reaching each pod's labels costs more than the lookups).
- */
+/** KeyValues for each key over the pods, in their order. */
 function keyValues(keys: readonly string[], pods: readonly Labelled[]): Map<string, KeyValues> {
-  const coded = keys.map(() => ({
-    dictionary: new Map<string, number>(),
-    codes: new Int32Array(pods.length),
-    totals: [] as number[],
-    carrying: 0,
-  }));
-  for (let i = 0; i < pods.length; i++) {
-    const labels = (pods[i] as Labelled).labels;
-    for (let k = 0; k < keys.length; k++) {
-      const kv = coded[k] as (typeof coded)[number];
-      const value = label(labels, keys[k] as string);
+  const codes = new LabelCodes(keys, pods.length);
+  for (const pod of pods) codes.add(pod.labels);
+  return codes.keyValues();
+}
+
+interface KeyCoding {
+  dictionary: Map<string, number>;
+  codes: Int32Array;
+  totals: number[];
+  carrying: number;
+}
+
+/**
+ * The scatter keys' label values as codes, for pods added one at a time: a pod's labels are
+ * fetched once for all the keys (over a large fleet, reaching each pod's labels costs more than
+ * the lookups), and the planner adds each pod while it reads the pod for everything else.
+ */
+export class LabelCodes {
+  private size = 0;
+  private readonly keys: readonly string[];
+  private readonly coded: KeyCoding[];
+
+  /** `capacity`: how many pods at most will be added. */
+  constructor(keys: readonly string[], capacity: number) {
+    this.keys = keys;
+    this.coded = keys.map(() => ({
+      dictionary: new Map<string, number>(),
+      codes: new Int32Array(capacity),
+      totals: [] as number[],
+      carrying: 0,
+    }));
+  }
+
+  add(labels: Labels): void {
+    const i = this.size++;
+    for (let k = 0; k < this.keys.length; k++) {
+      const kv = this.coded[k] as KeyCoding;
+      const value = label(labels, this.keys[k] as string);
       if (value === undefined) {
         kv.codes[i] = -1;
         continue;
@@ -97,12 +121,39 @@ function keyValues(keys: readonly string[], pods: readonly Labelled[]): Map<stri
       kv.carrying++;
     }
   }
-  return new Map(
-    keys.map((key, k) => {
-      const kv = coded[k] as (typeof coded)[number];
-      return [key, { ...kv, values: [...kv.dictionary.keys()] }];
-    }),
-  );
+
+  /**
+   * KeyValues per key. Its `values` are in order of first appearance along `order` (indexes in the
+   * order the pods were added; by default that order itself).
+   */
+  keyValues(order?: ArrayLike<number>): Map<string, KeyValues> {
+    return new Map(
+      this.keys.map((key, k) => {
+        const kv = this.coded[k] as KeyCoding;
+        const codes = kv.codes.subarray(0, this.size);
+        return [key, { ...kv, codes, values: valuesInOrder(kv, codes, order) }];
+      }),
+    );
+  }
+}
+
+/** The distinct values of a key in order of first appearance along `order`. */
+function valuesInOrder(
+  kv: KeyCoding,
+  codes: Int32Array,
+  order: ArrayLike<number> | undefined,
+): string[] {
+  const byCode = [...kv.dictionary.keys()];
+  if (order === undefined) return byCode;
+  const values: string[] = [];
+  const seen = new Uint8Array(byCode.length);
+  for (let k = 0; k < order.length && values.length < byCode.length; k++) {
+    const code = codes[order[k] as number] as number;
+    if (code < 0 || seen[code] === 1) continue;
+    seen[code] = 1;
+    values.push(byCode[code] as string);
+  }
+  return values;
 }
 
 function codeOf(dictionary: Map<string, number>, value: string): number {
@@ -154,25 +205,64 @@ export function scatterOrder(
   scatter: readonly UpdateScatterTerm[],
   positions?: Int32Array,
 ): number[] {
-  const byKey = keyValues([...new Set(scatter.map((t) => t.key))], all);
+  const byKey = keyValues(scatterKeys(scatter), all);
+  const codesOf = (key: string, kv: KeyValues): Int32Array =>
+    candidateCodes(key, candidates, kv, positions);
+  return Array.from(
+    scatterCoded(byKey, scatter, { count: candidates.length, allCount: all.length }, codesOf),
+  );
+}
+
+export function scatterKeys(scatter: readonly UpdateScatterTerm[]): string[] {
+  return [...new Set(scatter.map((t) => t.key))];
+}
+
+/**
+ * scatterOrder over pods already coded: `codes` holds every matched pod (keys from scatterKeys),
+ * `nameOrder` their indexes in namespace/name order, `positions` each candidate's index among them
+ * (candidates in the order so far). The new order, as indexes into `positions`.
+ */
+export function scatterCodedPods(
+  codes: LabelCodes,
+  nameOrder: ArrayLike<number>,
+  scatter: readonly UpdateScatterTerm[],
+  positions: Int32Array,
+): Int32Array {
+  const byKey = codes.keyValues(nameOrder);
+  const codesOf = (_key: string, kv: KeyValues): Int32Array =>
+    positions.map((p) => kv.codes[p] as number);
+  return scatterCoded(
+    byKey,
+    scatter,
+    { count: positions.length, allCount: nameOrder.length },
+    codesOf,
+  );
+}
+
+function scatterCoded(
+  byKey: ReadonlyMap<string, KeyValues>,
+  scatter: readonly UpdateScatterTerm[],
+  { count, allCount }: { count: number; allCount: number },
+  codesOf: (key: string, kv: KeyValues) => Int32Array,
+): Int32Array {
   const valuesOfKey = (key: string): KeyValues => byKey.get(key) as KeyValues;
   const terms = expandTerms(scatter, (key) => valuesOfKey(key).values);
-  if (terms.length === 0 || candidates.length <= 1) return candidates.map((_, i) => i);
+  if (terms.length === 0 || count <= 1) return Int32Array.from({ length: count }, (_, i) => i);
   const codesByKey = new Map<string, Int32Array>();
   const codedTerms = terms.map((t): CodedTerm => {
     const kv = valuesOfKey(t.key);
     let codes = codesByKey.get(t.key);
     if (codes === undefined) {
-      codes = candidateCodes(t.key, candidates, kv, positions);
+      codes = codesOf(t.key, kv);
       codesByKey.set(t.key, codes);
     }
     const code = codeOf(kv.dictionary, t.value);
     const matchesMissing = t.value === '';
     let totalMatched = kv.totals[code] ?? 0;
-    if (matchesMissing) totalMatched += all.length - kv.carrying;
+    if (matchesMissing) totalMatched += allCount - kv.carrying;
     return { codes, code, matchesMissing, totalMatched };
   });
-  const passes = new ScatterPasses(candidates.length, all.length);
+  const passes = new ScatterPasses(count, allCount);
   for (const term of orderTerms(codedTerms)) passes.scatterBy(term);
   return passes.result();
 }
@@ -259,8 +349,8 @@ class ScatterPasses {
     this.allCount = allCount;
   }
 
-  result(): number[] {
-    return Array.from(this.order.subarray(0, this.size));
+  result(): Int32Array {
+    return this.order.slice(0, this.size);
   }
 
   scatterBy(term: CodedTerm): void {

@@ -2,27 +2,17 @@
 import type { SidecarSet } from '../sidecarset-types.js';
 import type { UpgradeStatus } from './types.js';
 
-export interface PodCounts {
-  updated: boolean;
-  /** State-consistent (all sidecar containers) and ready (§3.6). */
-  consistentAndReady: boolean;
+/** The four pod counts of the status. */
+export interface StatusCounts {
+  matchedPods: number;
+  updatedPods: number;
+  readyPods: number;
+  updatedReadyPods: number;
 }
 
-export function computeStatus(sidecarSet: SidecarSet, pods: readonly PodCounts[]): UpgradeStatus {
-  let updatedPods = 0;
-  let readyPods = 0;
-  let updatedReadyPods = 0;
-  for (const p of pods) {
-    if (p.updated) updatedPods++;
-    if (p.consistentAndReady) readyPods++;
-    if (p.updated && p.consistentAndReady) updatedReadyPods++;
-  }
-  const status: UpgradeStatus = {
-    matchedPods: pods.length,
-    updatedPods,
-    readyPods,
-    updatedReadyPods,
-  };
+/** `counts`: of the matched pods; updated (§3.2), and ready as state-consistent and ready (§3.6). */
+export function computeStatus(sidecarSet: SidecarSet, counts: StatusCounts): UpgradeStatus {
+  const status: UpgradeStatus = { ...counts };
   const generation = sidecarSet.metadata.generation;
   if (generation !== undefined) status.observedGeneration = generation;
   // Revisions are the controller's business (§7.1); the planner reports what it was given.
