@@ -104,6 +104,19 @@ export async function startTestCluster(options: ClusterOptions = {}): Promise<Te
   };
 }
 
+/** Runs `fn` on a fresh cluster and always tears it down. */
+export async function withCluster(
+  fn: (cluster: TestCluster) => Promise<void>,
+  options: ClusterOptions = {},
+): Promise<void> {
+  const cluster = await startTestCluster(options);
+  try {
+    await fn(cluster);
+  } finally {
+    await cluster.close();
+  }
+}
+
 export function sidecarSet(name: string, spec: JsonObject): JsonObject {
   return { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name }, spec };
 }

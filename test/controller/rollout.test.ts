@@ -19,25 +19,13 @@ import {
   nginxPod,
   pods,
   sidecarSet,
-  startTestCluster,
   status,
   updateSidecarSet,
   waitFor,
+  withCluster,
 } from './cluster.js';
 
 const examples = new URL('../../examples/', import.meta.url).pathname;
-
-async function withCluster(
-  fn: (cluster: TestCluster) => Promise<void>,
-  options: Parameters<typeof startTestCluster>[0] = {},
-): Promise<void> {
-  const cluster = await startTestCluster(options);
-  try {
-    await fn(cluster);
-  } finally {
-    await cluster.close();
-  }
-}
 
 function image(pod: KubeObject, name: string): unknown {
   return container(pod, name)?.['image'];

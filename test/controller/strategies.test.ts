@@ -16,16 +16,10 @@ import {
   status,
   updateSidecarSet,
   waitFor,
+  withCluster,
 } from './cluster.js';
 
-async function withCluster(fn: (cluster: TestCluster) => Promise<void>): Promise<void> {
-  const cluster = await startTestCluster({ flags: { qps: 1000, burst: 1000 } });
-  try {
-    await fn(cluster);
-  } finally {
-    await cluster.close();
-  }
-}
+const fast = { flags: { qps: 1000, burst: 1000 } };
 
 const agentImage = (pod: KubeObject): unknown => container(pod, 'agent')?.['image'];
 const onImage = (cluster: TestCluster, image: string): KubeObject[] =>
@@ -90,7 +84,7 @@ describe('gray release in a cluster', () => {
       });
       await settled(cluster, 3, 8);
       assert.equal(onImage(cluster, 'agent:2').length, 8);
-    });
+    }, fast);
   });
 
   it('the canary selector limits the rollout; removing it continues over all pods', async () => {
@@ -110,7 +104,7 @@ describe('gray release in a cluster', () => {
         delete (spec['updateStrategy'] as Record<string, unknown>)['selector'];
       });
       await settled(cluster, 3, 6);
-    });
+    }, fast);
   });
 
   it('paused holds every pod; unpausing upgrades them', async () => {
@@ -123,7 +117,7 @@ describe('gray release in a cluster', () => {
         (spec['updateStrategy'] as Record<string, unknown>)['paused'] = false;
       });
       await settled(cluster, 3, 3);
-    });
+    }, fast);
   });
 
   it('NotUpdate never touches running pods', async () => {
@@ -136,7 +130,7 @@ describe('gray release in a cluster', () => {
         (r) => r.method === 'PATCH' && r.resource === 'pods' && r.subresource === undefined,
       );
       assert.equal(patches.length, 0);
-    });
+    }, fast);
   });
 
   it('reports a change beyond the image, and does not apply it', async () => {
@@ -166,7 +160,7 @@ describe('gray release in a cluster', () => {
       await eventSent(cluster, 'NotUpgradablePods');
       assert.equal(onImage(cluster, 'agent:2').length, 0);
       assert.equal(status(cluster, 'agent')?.['updatedPods'], 0);
-    });
+    }, fast);
   });
 
   it('stops within the budget when the new sidecar fails to start, and recovers with a good image', async () => {
@@ -195,7 +189,7 @@ describe('gray release in a cluster', () => {
       );
       await setImage(cluster, 'agent:3');
       await settled(cluster, 3, 6);
-    });
+    }, fast);
   });
 
   it('retries a pod write that meets a 409 conflict', async () => {
@@ -212,7 +206,7 @@ describe('gray release in a cluster', () => {
         (r) => r.method === 'PATCH' && r.resource === 'pods' && r.status === 409,
       );
       assert.equal(conflicts.length, 2);
-    });
+    }, fast);
   });
 });
 
@@ -261,7 +255,7 @@ describe('optional behaviour', () => {
       unsubscribe();
       assert.equal(imageWhenClosed, 'agent:1', 'the gate closed before the image changed');
       assert.deepEqual(history, ['True', 'False', 'True']);
-    });
+    }, fast);
   });
 
   it('plans but writes nothing in a dry run', async () => {
