@@ -34,7 +34,8 @@ function diff(before: unknown, after: unknown, path: string, ops: Operation[]): 
   if (!deepEqual(before, after)) ops.push({ op: 'replace', path, value: cloneJson(after) });
 }
 
-/** RFC 6901: `~` and `/` inside a key. */
+/** RFC 6901: `~` and `/` inside a key (most keys have neither: no replace for them). */
 function escape(key: string): string {
+  if (!key.includes('~') && !key.includes('/')) return key;
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }

@@ -29,17 +29,11 @@ export function decidePod(
   env: DecisionEnv,
 ): PodDecision {
   const { uid } = request;
-  const skip = (reason: string): PodDecision => ({
-    response: allow(uid),
-    outcome: 'skipped',
-    injected: [],
-    reason,
-  });
   if (request.resource.group !== '' || request.resource.resource !== 'pods') {
-    return skip(`resource ${request.resource.resource} is not pods`);
+    return skipped(uid, `resource ${request.resource.resource} is not pods`);
   }
-  if (request.subResource !== undefined) return skip(`subresource ${request.subResource}`);
-  if (request.operation !== 'CREATE') return skip(`operation ${request.operation}`);
+  if (request.subResource !== undefined) return skipped(uid, `subresource ${request.subResource}`);
+  if (request.operation !== 'CREATE') return skipped(uid, `operation ${request.operation}`);
   const pod = asPod(request.object);
   if (pod === undefined) {
     return {
@@ -63,7 +57,7 @@ export function decidePod(
       snapshot,
       env,
     );
-    if (mutation.kind === 'skipped') return skip(mutation.reason);
+    if (mutation.kind === 'skipped') return skipped(uid, mutation.reason);
     if (mutation.patch.length === 0) {
       return {
         response: allow(uid),
@@ -94,6 +88,10 @@ export function decidePod(
       injected: [],
     };
   }
+}
+
+function skipped(uid: string, reason: string): PodDecision {
+  return { response: allow(uid), outcome: 'skipped', injected: [], reason };
 }
 
 function asPod(object: unknown): Pod | undefined {
