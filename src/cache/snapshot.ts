@@ -2,6 +2,7 @@
  * The SidecarSet cache behind one interface. The webhook reads a plain, immutable snapshot per
  * request; whoever keeps the cache (files or a cluster) swaps in a new snapshot on change.
  */
+import type { RevisionLookup } from '../core/inject/revision.js';
 import type { NamespaceLabels } from '../core/match.js';
 import type { InjectionSnapshot } from '../core/pod-mutation.js';
 import type { SidecarSetIndex } from '../core/sidecarset-index.js';
@@ -25,16 +26,17 @@ export interface SnapshotSource {
   stop(): Promise<void>;
 }
 
+/** `revisions`: the ControllerRevisions kept in cluster mode; files have none to pin to. */
 export function makeSnapshot(
   sidecarSets: readonly SidecarSet[],
   namespaces: NamespaceLabels,
   namespaceCount: number | undefined,
+  revisions: RevisionLookup = () => [],
 ): Snapshot {
   return {
     sidecarSets: buildSidecarSetIndex(sidecarSets),
     namespaces,
     namespaceCount,
-    // ControllerRevisions are not kept yet: a SidecarSet pinned to a revision fails injection.
-    revisions: () => [],
+    revisions,
   };
 }

@@ -217,7 +217,10 @@ function addControllerOptions(command: Command): Command {
         .default(d.leaderElect),
     )
     .addOption(
-      new Option('--leader-election-namespace <ns>', 'namespace of the Lease')
+      new Option(
+        '--leader-election-namespace <ns>',
+        'namespace of the Lease and of the SidecarSet ControllerRevisions',
+      )
         .env('SIDECARSET_LEADER_ELECTION_NAMESPACE')
         .default(d.leaderElectionNamespace),
     )

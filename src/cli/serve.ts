@@ -170,6 +170,8 @@ function createSource(
   return createClusterSource({
     kubeConfig,
     logger,
+    revisionNamespace: (options.controllerOptions ?? DEFAULT_CONTROLLER_FLAGS)
+      .leaderElectionNamespace,
     onRelist: () => {
       metrics.reloads.inc({ result: 'relist' });
     },
@@ -221,6 +223,7 @@ export function launchController(
     qps: flags.qps,
     burst: flags.burst,
     dryRun: flags.dryRun,
+    namespace: flags.leaderElectionNamespace,
     ...(flags.leaderElect
       ? { leaderElection: { namespace: flags.leaderElectionNamespace, name: flags.leaseName } }
       : {}),

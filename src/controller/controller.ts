@@ -22,6 +22,13 @@ import { defaultIdentity, startLeaderElection } from '../k8s/leader-election.js'
 import { createKubeWriter } from '../k8s/kube-writer.js';
 import type { Reflector } from '../k8s/reflector.js';
 import { createReflector, objectKey } from '../k8s/reflector.js';
+import type { StoredRevision } from '../core/revisions/history.js';
+import {
+  DEFAULT_REVISION_NAMESPACE,
+  createRevisionReflector,
+  createRevisionWriter,
+  revisionsOf,
+} from '../k8s/revisions.js';
 import { slimPod } from '../k8s/slim-pod.js';
 import { createUpgradeExpectations } from './expectations.js';
 import { createPodIndex } from './pod-index.js';
@@ -30,6 +37,7 @@ import { createWorkQueue } from './queue.js';
 import { createTokenBucket } from './rate-limiter.js';
 import type { ControllerView, ReconcileDeps } from './reconcile.js';
 import { reconcileSidecarSet } from './reconcile.js';
+import { dryRunRevisionWriter, registerLatestRevision } from './revisions.js';
 import type { ClusterWriter } from './writer.js';
 import { dryRunWriter } from './writer.js';
 
@@ -52,6 +60,8 @@ export interface ControllerOptions {
   /** API writes per second and burst (default 20 / 30). */
   qps?: number;
   burst?: number;
+  /** Where the SidecarSets' ControllerRevisions live (default sidecarset-system). */
+  namespace?: string;
   /** Without it, this process reconciles as soon as its caches have synced. */
   leaderElection?: LeaderElectionConfig;
   /** Plan and log, write nothing, send no events. */
@@ -145,6 +155,13 @@ export function createController(options: ControllerOptions): Controller {
     },
   });
 
+  const revisionNamespace = options.namespace ?? DEFAULT_REVISION_NAMESPACE;
+  const revisions: Reflector<StoredRevision> = createRevisionReflector({
+    kubeConfig: options.kubeConfig,
+    namespace: revisionNamespace,
+    logger: log,
+  });
+
   function sidecarSetsWithNamespaceRules(): string[] {
     return sidecarSets
       .list()
@@ -163,6 +180,11 @@ export function createController(options: ControllerOptions): Controller {
         log.info(fields, msg);
       })
     : realWriter;
+  const revisionWriter = options.dryRun
+    ? dryRunRevisionWriter((msg, fields) => {
+        log.info(fields, msg);
+      })
+    : createRevisionWriter(options.kubeConfig, revisionNamespace);
   const bucket = createTokenBucket({ qps: options.qps ?? 20, burst: options.burst ?? 30 });
   const deps: ReconcileDeps = {
     view,
@@ -173,6 +195,14 @@ export function createController(options: ControllerOptions): Controller {
     now,
     logger: log,
     reported: new Map(),
+    registerRevision: (ss, matched) =>
+      registerLatestRevision(
+        ss,
+        matched,
+        revisionsOf(revisions, ss.metadata.name ?? ''),
+        revisionWriter,
+        log.child({ sidecarSet: ss.metadata.name }),
+      ),
   };
 
   function lead(signal: AbortSignal): void {
@@ -213,7 +243,12 @@ export function createController(options: ControllerOptions): Controller {
 
   return {
     async start() {
-      await Promise.all([sidecarSets.start(), namespaces.start(), podCache.start()]);
+      await Promise.all([
+        sidecarSets.start(),
+        namespaces.start(),
+        podCache.start(),
+        revisions.start(),
+      ]);
       log.info({ pods: pods.size(), sidecarSets: sidecarSets.size() }, 'controller caches synced');
       const le = options.leaderElection;
       if (le === undefined) {
@@ -241,9 +276,10 @@ export function createController(options: ControllerOptions): Controller {
       standalone?.abort();
       await election?.stop({ release: stopOptions.release ?? true });
       await queue?.shutdown({ drain: false });
-      await Promise.all([sidecarSets.stop(), namespaces.stop(), podCache.stop()]);
+      await Promise.all([sidecarSets.stop(), namespaces.stop(), podCache.stop(), revisions.stop()]);
     },
-    synced: () => sidecarSets.synced() && namespaces.synced() && podCache.synced(),
+    synced: () =>
+      sidecarSets.synced() && namespaces.synced() && podCache.synced() && revisions.synced(),
     leading: () => leading,
     cachedPods: () => pods.size(),
   };

@@ -20,6 +20,7 @@ import { selectsForUpgrade } from '../core/upgrade/selection.js';
 import type { PodUpgrade, UpgradePlan } from '../core/upgrade/types.js';
 import { nextUpgradableCondition } from '../core/upgrade/upgradable-condition.js';
 import type { UpgradeExpectations } from './expectations.js';
+import type { RegisteredRevision } from './revisions.js';
 import type { ClusterWriter, ObjectReference } from './writer.js';
 import { ConflictError } from './writer.js';
 
@@ -43,6 +44,8 @@ export interface ReconcileDeps {
   logger: Logger;
   /** Not-upgradable counts last reported per SidecarSet, so that events do not repeat. */
   reported: Map<string, number>;
+  /** Registers the latest ControllerRevision (§7.1); without it the status keeps what it has. */
+  registerRevision?: (ss: SidecarSet, pods: readonly Pod[]) => Promise<RegisteredRevision>;
 }
 
 export interface ReconcileResult {
@@ -78,7 +81,8 @@ export async function reconcileSidecarSet(
 
   const now = deps.now();
   const plan = planUpgrade(ss, pods, { now });
-  await writeStatus(ss, plan, deps);
+  const registered = await registerRevision(ss, pods, deps, log);
+  await writeStatus(ss, plan, deps, registered);
 
   const pending = deps.expectations.pending(name, ctx.hash);
   if (pending.length > 0) {
@@ -109,6 +113,24 @@ export async function reconcileSidecarSet(
   const first = failed[0];
   if (first !== undefined) throw first.reason;
   return {};
+}
+
+/**
+ * The latest ControllerRevision, or undefined (status fields kept as found). Unlike OpenKruise, a
+ * failed registration does not stop the round: upgrades do not depend on the revision history.
+ */
+async function registerRevision(
+  ss: SidecarSet,
+  pods: readonly Pod[],
+  deps: ReconcileDeps,
+  log: Logger,
+): Promise<RegisteredRevision | undefined> {
+  try {
+    return await deps.registerRevision?.(ss, pods);
+  } catch (err) {
+    log.warn({ err }, 'could not register the latest ControllerRevision');
+    return undefined;
+  }
 }
 
 /** Clears expectations the cache now meets, and pods that are gone. */
@@ -182,10 +204,16 @@ async function openReadinessGates(pods: readonly Pod[], deps: ReconcileDeps): Pr
   }
 }
 
-async function writeStatus(ss: SidecarSet, plan: UpgradePlan, deps: ReconcileDeps): Promise<void> {
+async function writeStatus(
+  ss: SidecarSet,
+  plan: UpgradePlan,
+  deps: ReconcileDeps,
+  registered: RegisteredRevision | undefined,
+): Promise<void> {
   const current = ss.status ?? {};
   const next: SidecarSetStatus = {
     ...current,
+    ...registered,
     matchedPods: plan.status.matchedPods,
     updatedPods: plan.status.updatedPods,
     readyPods: plan.status.readyPods,

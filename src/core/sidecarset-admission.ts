@@ -55,7 +55,7 @@ export function prepareSidecarSets(docs: readonly SourcedObject[]): PreparedSide
     }
     seen.set(name, source);
     const others = shaped.map((s) => s.sidecarSet).filter((s) => s !== sidecarSet);
-    // No revision store yet: a SidecarSet pinned to a revision is refused here, not at injection.
+    // Files have no revision store: a SidecarSet pinned to a revision is refused here.
     const errors = validateSidecarSet(sidecarSet, { others, revisions: [] });
     if (errors.length > 0) problems.push({ source, name, errors });
     else sidecarSets.push(sidecarSet);

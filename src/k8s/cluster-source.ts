@@ -7,6 +7,7 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
+import type { StoredRevision } from '../core/revisions/history.js';
 import type { Labels } from '../core/selector.js';
 import { withHashes } from '../core/sidecarset-admission.js';
 import type { SidecarSet } from '../core/sidecarset-types.js';
@@ -24,6 +25,11 @@ import {
 } from './collections.js';
 import type { Backoff, Reflector, ReflectorHandlers } from './reflector.js';
 import { createReflector } from './reflector.js';
+import {
+  DEFAULT_REVISION_NAMESPACE,
+  createRevisionReflector,
+  revisionLookup,
+} from './revisions.js';
 
 export interface ClusterSourceOptions {
   kubeConfig: KubeConfig;
@@ -31,6 +37,8 @@ export interface ClusterSourceOptions {
   /** Called after each relist (after a 410), not after the first list. */
   onRelist?: () => void;
   backoff?: Backoff;
+  /** Where the SidecarSets' ControllerRevisions live (default sidecarset-system). */
+  revisionNamespace?: string;
 }
 
 export function createClusterSource(options: ClusterSourceOptions): SnapshotSource {
@@ -66,6 +74,14 @@ export function createClusterSource(options: ClusterSourceOptions): SnapshotSour
     transform: cachedNamespace,
   });
 
+  const revisions: Reflector<StoredRevision> = createRevisionReflector({
+    kubeConfig: options.kubeConfig,
+    namespace: options.revisionNamespace ?? DEFAULT_REVISION_NAMESPACE,
+    logger: log,
+    handlers,
+    ...(options.backoff ? { backoff: options.backoff } : {}),
+  });
+
   function build(): Snapshot {
     const ready: SidecarSet[] = [];
     for (const object of sidecarSets.list()) {
@@ -88,7 +104,7 @@ export function createClusterSource(options: ClusterSourceOptions): SnapshotSour
     for (const ns of namespaces.list()) {
       if (ns.name !== '') byName.set(ns.name, ns.labels);
     }
-    return makeSnapshot(ready, byName, byName.size);
+    return makeSnapshot(ready, byName, byName.size, revisionLookup(revisions.list()));
   }
 
   return {
@@ -96,12 +112,12 @@ export function createClusterSource(options: ClusterSourceOptions): SnapshotSour
       snapshot ??= build();
       return snapshot;
     },
-    isSynced: () => sidecarSets.synced() && namespaces.synced(),
+    isSynced: () => sidecarSets.synced() && namespaces.synced() && revisions.synced(),
     async start() {
-      await Promise.all([sidecarSets.start(), namespaces.start()]);
+      await Promise.all([sidecarSets.start(), namespaces.start(), revisions.start()]);
     },
     async stop() {
-      await Promise.all([sidecarSets.stop(), namespaces.stop()]);
+      await Promise.all([sidecarSets.stop(), namespaces.stop(), revisions.stop()]);
     },
   };
 }

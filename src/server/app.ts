@@ -138,7 +138,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return { response: decision.response, result: decision.outcome };
   });
   admission('validate-sidecarsets', (request, snapshot) => {
-    const decision = decideSidecarSetValidation(request, snapshot.sidecarSets.all);
+    const decision = decideSidecarSetValidation(
+      request,
+      snapshot.sidecarSets.all,
+      snapshot.revisions,
+    );
     return { response: decision.response, result: decision.outcome };
   });
 

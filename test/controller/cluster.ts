@@ -47,7 +47,10 @@ export interface ClusterOptions {
 }
 
 export async function startTestCluster(options: ClusterOptions = {}): Promise<TestCluster> {
-  const api = await startFakeApiServer();
+  // sidecarset-system: where serve keeps the SidecarSets' ControllerRevisions (as deployed).
+  const api = await startFakeApiServer({
+    namespaces: ['default', 'kube-system', 'kube-public', 'kube-node-lease', 'sidecarset-system'],
+  });
   const kubelet = api.startKubelet({ delayMs: options.kubeletDelayMs ?? 10 });
   const dir = await mkdtemp(join(tmpdir(), 'cluster-'));
   const kubeconfigFile = join(dir, 'kubeconfig');

@@ -18,6 +18,7 @@ export { FakeKubelet, fakeImageId, IMAGE_FAILURES } from './kubelet.js';
 export type { ImageFailure, KubeletOptions, Schedule } from './kubelet.js';
 export {
   CONFIGMAPS,
+  CONTROLLER_REVISIONS,
   DEFAULT_RESOURCES,
   EVENTS,
   EVENTS_V1,

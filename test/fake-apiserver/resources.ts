@@ -59,6 +59,11 @@ export const LEASES: ResourceRef = {
   version: 'v1',
   resource: 'leases',
 };
+export const CONTROLLER_REVISIONS: ResourceRef = {
+  group: 'apps',
+  version: 'v1',
+  resource: 'controllerrevisions',
+};
 export const SIDECARSETS: ResourceRef = {
   group: 'apps.kruise.io',
   version: 'v1alpha1',
@@ -157,6 +162,7 @@ export const DEFAULT_RESOURCES: readonly ResourceDef[] = [
   defineResource({ ...EVENTS_V1, kind: 'Event', fieldSelectors: ['reason', 'type'] }),
   defineResource({ ...CONFIGMAPS, kind: 'ConfigMap' }),
   defineResource({ ...LEASES, kind: 'Lease' }),
+  defineResource({ ...CONTROLLER_REVISIONS, kind: 'ControllerRevision' }),
   defineResource({
     ...SIDECARSETS,
     kind: 'SidecarSet',

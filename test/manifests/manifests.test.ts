@@ -338,7 +338,8 @@ describe('RBAC', () => {
       { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ]);
-    const lease = one('rbac.authorization.k8s.io/v1/Role');
+    const binding = one('rbac.authorization.k8s.io/v1/ClusterRoleBinding');
+    const lease = one('rbac.authorization.k8s.io/v1/Role', 'sidecarset-leader-election');
     assert.deepEqual(objs(lease, 'rules'), [
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
       {
@@ -348,9 +349,29 @@ describe('RBAC', () => {
         verbs: ['get', 'update'],
       },
     ]);
-    const leaseBinding = one('rbac.authorization.k8s.io/v1/RoleBinding');
+    const leaseBinding = one(
+      'rbac.authorization.k8s.io/v1/RoleBinding',
+      'sidecarset-leader-election',
+    );
     assert.equal(at(leaseBinding, 'roleRef', 'name'), at(lease, 'metadata', 'name'));
-    const binding = one('rbac.authorization.k8s.io/v1/ClusterRoleBinding');
+    const revisions = one('rbac.authorization.k8s.io/v1/Role', 'sidecarset-revisions');
+    assert.deepEqual(objs(revisions, 'rules'), [
+      {
+        apiGroups: ['apps'],
+        resources: ['controllerrevisions'],
+        verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+      },
+    ]);
+    const revisionsBinding = one(
+      'rbac.authorization.k8s.io/v1/RoleBinding',
+      'sidecarset-revisions',
+    );
+    assert.deepEqual(at(revisionsBinding, 'roleRef'), {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'Role',
+      name: at(revisions, 'metadata', 'name'),
+    });
+    assert.deepEqual(at(revisionsBinding, 'subjects'), at(binding, 'subjects'));
     assert.deepEqual(at(binding, 'roleRef'), {
       apiGroup: 'rbac.authorization.k8s.io',
       kind: 'ClusterRole',

@@ -3,6 +3,7 @@
  * UPDATE as OpenKruise does) and validating (the rules, conflicts with the cached SidecarSets).
  */
 import { applySidecarSetAdmission } from '../hash.js';
+import type { RevisionLookup } from '../inject/revision.js';
 import { isPlainObject } from '../json.js';
 import { diffAsJsonPatch } from '../patch.js';
 import type { SidecarSet } from '../sidecarset-types.js';
@@ -60,9 +61,11 @@ export function decideSidecarSetMutation(request: AdmissionRequest): SidecarSetD
   };
 }
 
+/** `revisions`: the stored ControllerRevisions (cluster mode); none, a pinned SidecarSet is refused. */
 export function decideSidecarSetValidation(
   request: AdmissionRequest,
   others: readonly SidecarSet[],
+  revisions: RevisionLookup = () => [],
 ): SidecarSetDecision {
   const target = sidecarSetOf(request);
   if ('response' in target) return target;
@@ -70,8 +73,11 @@ export function decideSidecarSetValidation(
     request.operation === 'UPDATE' && isPlainObject(request.oldObject)
       ? (request.oldObject as unknown as SidecarSet)
       : undefined;
-  // No revision store yet: a SidecarSet pinned to a revision is refused here, not at injection.
-  const errors = validateSidecarSet(target, { others, revisions: [], ...(old ? { old } : {}) });
+  const errors = validateSidecarSet(target, {
+    others,
+    revisions: revisions(target.metadata.name ?? ''),
+    ...(old ? { old } : {}),
+  });
   if (errors.length > 0) {
     return {
       response: deny(request.uid, 422, formatFieldErrors(errors), 'Invalid'),
