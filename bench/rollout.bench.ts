@@ -353,7 +353,10 @@ async function run(gc: Gc): Promise<boolean> {
   deadline.unref();
   console.log(`load average before: ${loadAverage()} (${cpus().length} CPUs)`);
 
-  const api = await startFakeApiServer();
+  const api = await startFakeApiServer({
+    // The controller keeps its ControllerRevisions in its own namespace.
+    namespaces: ['default', 'kube-system', 'kube-public', 'kube-node-lease', 'sidecarset-system'],
+  });
   let controller: Controller | undefined;
   try {
     // The SidecarSet as the webhooks store it (defaults and hash annotations).
