@@ -69,20 +69,22 @@ export async function reconcileSidecarSet(
     deps.reported.delete(name);
     return {};
   }
-  const ss = withHashes(found);
+  const stored = withHashes(found);
   const log = deps.logger.child({ sidecarSet: name });
   const pods = deps.view
     .podsInjectedBy(name)
-    .filter((pod) => selectsForUpgrade(ss, pod, deps.view.namespaces));
+    .filter((pod) => selectsForUpgrade(stored, pod, deps.view.namespaces));
+  const registered = await registerRevision(stored, pods, deps, log);
+  // From here on the SidecarSet carries its latest revision, which upgraded pods record (§2.2 5).
+  const ss: SidecarSet =
+    registered === undefined ? stored : { ...stored, status: { ...stored.status, ...registered } };
   const ctx = sidecarSetContext(ss);
   observe(name, ctx, pods, deps);
   await openReadinessGates(pods, deps);
   await finishUpgrades(name, ctx, pods, deps);
 
-  const now = deps.now();
-  const plan = planUpgrade(ss, pods, { now });
-  const registered = await registerRevision(ss, pods, deps, log);
-  await writeStatus(ss, plan, deps, registered);
+  const plan = planUpgrade(ss, pods, { now: deps.now() });
+  await writeStatus(stored, plan, deps, registered);
 
   const pending = deps.expectations.pending(name, ctx.hash);
   if (pending.length > 0) {

@@ -98,6 +98,16 @@ describe('upgrade controller', () => {
         'nginx was not restarted',
       );
       assert.equal(containerStatus(after, 'logtail')?.['image'], 'log-service/logtail:0.16.18');
+      const recorded = JSON.parse(
+        after.metadata.annotations?.['kruise.io/sidecarset-hash'] ?? '{}',
+      ) as Record<string, { controllerRevision?: string }>;
+      const latest = status(cluster, 'logtail-sidecarset')?.['latestRevision'];
+      assert.ok(typeof latest === 'string' && latest !== '');
+      assert.equal(
+        recorded['logtail-sidecarset']?.controllerRevision,
+        latest,
+        'the upgraded pod records the revision it was upgraded to',
+      );
       const events = cluster.api.control.requests(
         (r) => r.method === 'POST' && r.resource === 'events',
       );
