@@ -42,7 +42,9 @@ describe('sidecarset serve as a process', () => {
               resolve({ url: entry.url, metricsUrl: entry.metricsUrl });
             }
           });
-          void exited.then((code) => { reject(new Error(`exited with ${String(code)}: ${stderr}`)); });
+          void exited.then((code) => {
+            reject(new Error(`exited with ${String(code)}: ${stderr}`));
+          });
         },
       );
       const ca = await readFile(join(certDir, 'ca.crt'), 'utf8');

@@ -31,12 +31,7 @@ describe('nextUpgradableCondition', () => {
     });
     const third = nextUpgradableCondition([second], 'b', true, later);
     assert.equal(third, undefined, 'unchanged entry, no write');
-    const fourth = nextUpgradableCondition(
-      [second],
-      'a',
-      true,
-      new Date('2026-07-03T00:00:00Z'),
-    );
+    const fourth = nextUpgradableCondition([second], 'a', true, new Date('2026-07-03T00:00:00Z'));
     assert.equal(fourth?.status, 'True');
     assert.equal(fourth.reason, 'AllSidecarsetUpgradable');
   });
