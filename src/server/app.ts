@@ -70,7 +70,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         ? `Content-Type must be application/json, not ${request.headers['content-type'] ?? 'missing'}`
         : err.message;
     deps.metrics.requests.inc({
-      endpoint: request.routeOptions.url ?? 'unknown',
+      endpoint: (request.routeOptions.url ?? '/unknown').slice(1),
       decision: 'invalid',
       result: String(code),
     });

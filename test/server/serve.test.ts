@@ -332,6 +332,18 @@ describe('sidecarset serve (files mode, development certificate)', () => {
     });
   }
 
+  it('counts rejected bodies under the same endpoint label as admissions', async () => {
+    const metrics = (await httpsRequest(url('/metrics'), { ca })).text;
+    assert.match(
+      metrics,
+      /^sidecarset_admission_requests_total\{endpoint="mutate-pods",decision="invalid",result="415"\} 1$/m,
+    );
+    assert.match(
+      metrics,
+      /^sidecarset_admission_requests_total\{endpoint="mutate-pods",decision="invalid",result="bad-review"\} \d+$/m,
+    );
+  });
+
   it('rejects an object that is not a Pod inside a well-formed review', async () => {
     const answer = await review(
       '/mutate-pods',
