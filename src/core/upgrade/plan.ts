@@ -61,7 +61,13 @@ interface MatchedPods {
   flags: Uint8Array;
   /** CANDIDATE, NOT_SELECTED, ... for outdated pods when the round plans (else 0). */
   verdicts: Uint8Array;
-  /** Refs made so far (refOf). */
+  /** Their namespaces and names, read with the rest of the pod. */
+  namespaces: string[];
+  names: string[];
+  /**
+   * The outdated pods' refs (undefined for updated pods, which the plan never names), made while
+   * each pod's metadata is at hand rather than in a second pass over the scattered pods.
+   */
   refs: (PodRef | undefined)[];
   /** The candidates (indexes into `pods`, in the order read) and their sort fields. */
   candidates: number[];
@@ -71,9 +77,12 @@ interface MatchedPods {
 }
 
 export function podRef(pod: Readonly<Pod>): PodRef {
-  const ref: PodRef = { namespace: podNamespace(pod), name: pod.metadata.name ?? '' };
-  if (pod.metadata.uid !== undefined && pod.metadata.uid !== '') ref.uid = pod.metadata.uid;
-  return ref;
+  return makeRef(podNamespace(pod), pod.metadata.name ?? '', pod.metadata.uid);
+}
+
+function makeRef(namespace: string, name: string, uid: string | undefined): PodRef {
+  // Each shape made whole by one literal: adding uid afterwards costs a shape change per pod.
+  return uid !== undefined && uid !== '' ? { namespace, name, uid } : { namespace, name };
 }
 
 export function podKey(ref: PodRef): string {
@@ -128,6 +137,8 @@ function readPods(
     byName: new Int32Array(0),
     flags: new Uint8Array(pods.length),
     verdicts: new Uint8Array(pods.length),
+    namespaces: [],
+    names: [],
     refs: [],
     candidates: [],
     keys: new CandidateKeys(ctx.priority, plans ? pods.length : 0),
@@ -146,6 +157,11 @@ function readPods(
     const i = matched.pods.length;
     matched.pods.push(pod);
     const updated = isUpdated(ctx, pod);
+    const namespace = podNamespace(pod);
+    const name = pod.metadata.name ?? '';
+    matched.namespaces.push(namespace);
+    matched.names.push(name);
+    matched.refs.push(updated ? undefined : makeRef(namespace, name, pod.metadata.uid));
     matched.flags[i] =
       (updated ? UPDATED : 0) |
       (isReady(ctx, pod) ? READY : 0) |
@@ -155,7 +171,7 @@ function readPods(
   const n = matched.pods.length;
   matched.flags = matched.flags.subarray(0, n);
   matched.verdicts = matched.verdicts.subarray(0, n);
-  matched.byName = nameOrder(matched.pods);
+  matched.byName = nameOrder(matched.namespaces, matched.names);
   excluded.sort((a, b) => byRef(a.pod, b.pod));
   return { matched, excluded };
 }
@@ -205,32 +221,73 @@ function readForRound(
 
 /**
  * Indexes of `pods` in namespace/name order, stable (equal names keep their given order). The
- * few namespaces are ranked once, so most comparisons are of a number and then a name.
+ * few namespaces are ranked once and the pods bucketed by that rank; each bucket's names are then
+ * sorted by the engine's own string sort (no comparator called back per comparison), which orders
+ * strings by UTF-16 code units exactly as compareStrings does.
  */
-function nameOrder(pods: readonly Readonly<Pod>[]): Int32Array {
+export function nameOrder(podNamespaces: readonly string[], names: readonly string[]): Int32Array {
+  const n = names.length;
   const namespaces = new Map<string, number>();
-  const nsCodes = new Int32Array(pods.length);
-  const names: string[] = [];
-  pods.forEach((pod, i) => {
-    const namespace = podNamespace(pod);
+  const nsCodes = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const namespace = podNamespaces[i] as string;
     let code = namespaces.get(namespace);
     if (code === undefined) {
       code = namespaces.size;
       namespaces.set(namespace, code);
     }
     nsCodes[i] = code;
-    names.push(pod.metadata.name ?? '');
-  });
-  const nsRank = new Int32Array(namespaces.size);
+  }
+  // Bucket starts by namespace rank, then a stable counting pass into `order`.
+  const starts = new Int32Array(namespaces.size + 1);
   [...namespaces.keys()]
     .sort(compareStrings)
-    .forEach((namespace, r) => (nsRank[namespaces.get(namespace) as number] = r));
-  const order = Array.from({ length: pods.length }, (_, i) => i);
-  const rank = (i: number): number => nsRank[nsCodes[i] as number] as number;
-  order.sort(
-    (a, b) => rank(a) - rank(b) || compareStrings(names[a] as string, names[b] as string) || a - b,
-  );
-  return Int32Array.from(order);
+    .forEach((namespace, r) => (starts[(namespaces.get(namespace) as number) + 1] = r));
+  const rankOf = starts.slice(1);
+  starts.fill(0);
+  for (let i = 0; i < n; i++) {
+    const at = (rankOf[nsCodes[i] as number] as number) + 1;
+    starts[at] = (starts[at] as number) + 1;
+  }
+  for (let r = 1; r < starts.length; r++) {
+    starts[r] = (starts[r] as number) + (starts[r - 1] as number);
+  }
+  const order = new Int32Array(n);
+  const next = starts.slice(0, -1);
+  for (let i = 0; i < n; i++) {
+    const r = rankOf[nsCodes[i] as number] as number;
+    order[next[r] as number] = i;
+    next[r] = (next[r] as number) + 1;
+  }
+  for (let r = 0; r + 1 < starts.length; r++) {
+    sortByName(order, starts[r] as number, starts[r + 1] as number, names);
+  }
+  return order;
+}
+
+/**
+ * order[from..to) (indexes in ascending order) sorted by name, equal names by index. Distinct
+ * names are sorted as plain strings and each mapped back to its index; a bucket with a repeated
+ * name (rare: names are unique within a namespace) takes the comparator sort.
+ */
+function sortByName(order: Int32Array, from: number, to: number, names: readonly string[]): void {
+  const indexOf = new Map<string, number>();
+  const bucket: string[] = [];
+  for (let k = from; k < to; k++) {
+    const i = order[k] as number;
+    const name = names[i] as string;
+    indexOf.set(name, i);
+    bucket.push(name);
+  }
+  if (indexOf.size < bucket.length) {
+    order
+      .subarray(from, to)
+      .sort((a, b) => compareStrings(names[a] as string, names[b] as string) || a - b);
+    return;
+  }
+  bucket.sort();
+  for (let k = 0; k < bucket.length; k++)
+    order[from + k] = indexOf.get(bucket[k] as string) as number;
 }
 
 function statusCounts(flags: Uint8Array): StatusCounts {
@@ -253,9 +310,9 @@ function outdatedPods(matched: MatchedPods): number[] {
   return outdated;
 }
 
-/** The pod's ref, made once and only for pods the plan names. */
+/** An outdated pod's ref (made when the pod was read). */
 function refOf(matched: MatchedPods, i: number): PodRef {
-  return (matched.refs[i] ??= podRef(matched.pods[i] as Readonly<Pod>));
+  return matched.refs[i] as PodRef;
 }
 
 function unavailableCount(flags: Uint8Array): number {
@@ -297,13 +354,12 @@ function planRound(
   plan: UpgradePlan,
   now: Date,
 ): UpgradePlan {
-  const otherHolds: HeldPod[] = [];
+  // Pods held for their own state, listed after the candidates' holds.
+  const otherHolds: number[] = [];
   for (const i of matched.byName) {
     const verdict = matched.verdicts[i];
-    if (verdict === NOT_SELECTED) {
-      otherHolds.push(
-        hold(refOf(matched, i), 'NotSelected', 'updateStrategy.selector does not select the pod'),
-      );
+    if (verdict === NOT_SELECTED || verdict === IN_FLIGHT) {
+      otherHolds.push(i);
     } else if (verdict === NOT_UPGRADABLE) {
       plan.notUpgradable.push({
         pod: refOf(matched, i),
@@ -311,14 +367,6 @@ function planRound(
         message:
           'a sidecar field other than image changed; the pod keeps its sidecar until recreated',
       });
-    } else if (verdict === IN_FLIGHT) {
-      otherHolds.push(
-        hold(
-          refOf(matched, i),
-          'UpgradeInFlight',
-          'a sidecar is still being updated in place by the kubelet',
-        ),
-      );
     }
   }
   const ordered = orderCandidates(ctx, matched);
@@ -336,21 +384,31 @@ function planRound(
   };
   const budgetMessage = `${plan.budget.maxUnavailable} pods may be unavailable at once and the budget is spent`;
   const partitionMessage = `the partition keeps ${plan.budget.partition} candidates on the old version`;
-  const candidateHolds: HeldPod[] = [];
+  const held = plan.held;
   for (let k = 0; k < ordered.length; k++) {
     const i = ordered[k] as number;
     const ref = refOf(matched, i);
     if (k < outcome.take) {
       const upgrade = tryUpgrade(sidecarSet, ctx, matched.pods[i] as Readonly<Pod>, ref, now);
-      if ('reason' in upgrade) candidateHolds.push(upgrade);
+      if ('reason' in upgrade) held.push(upgrade);
       else plan.upgrade.push(upgrade);
     } else if (k < outcome.eligible) {
-      candidateHolds.push(hold(ref, 'MaxUnavailable', budgetMessage));
+      held.push(hold(ref, 'MaxUnavailable', budgetMessage));
     } else {
-      candidateHolds.push(hold(ref, 'Partition', partitionMessage));
+      held.push(hold(ref, 'Partition', partitionMessage));
     }
   }
-  plan.held = candidateHolds.concat(otherHolds);
+  for (const i of otherHolds) {
+    held.push(
+      matched.verdicts[i] === NOT_SELECTED
+        ? hold(refOf(matched, i), 'NotSelected', 'updateStrategy.selector does not select the pod')
+        : hold(
+            refOf(matched, i),
+            'UpgradeInFlight',
+            'a sidecar is still being updated in place by the kubelet',
+          ),
+    );
+  }
   return plan;
 }
 
@@ -360,14 +418,23 @@ function planRound(
  */
 function orderCandidates(ctx: SidecarSetContext, matched: MatchedPods): Int32Array {
   const { candidates, byName } = matched;
+  // Plain loops over typed arrays: the callback forms cost a call per pod.
   const nameRank = new Int32Array(matched.pods.length);
-  byName.forEach((i, r) => (nameRank[i] = r));
-  const tieBreak = Float64Array.from(candidates, (i) => nameRank[i] as number);
-  const sorted = Int32Array.from(matched.keys.order(tieBreak), (c) => candidates[c] as number);
+  for (let r = 0; r < byName.length; r++) nameRank[byName[r] as number] = r;
+  const tieBreak = new Float64Array(candidates.length);
+  for (let c = 0; c < candidates.length; c++) {
+    tieBreak[c] = nameRank[candidates[c] as number] as number;
+  }
+  const sorted = pick(candidates, matched.keys.order(tieBreak));
   if (matched.scatter === undefined) return sorted;
-  return scatterCodedPods(matched.scatter, byName, ctx.scatter, sorted).map(
-    (k) => sorted[k] as number,
-  );
+  return pick(sorted, scatterCodedPods(matched.scatter, byName, ctx.scatter, sorted));
+}
+
+/** values[at[k]] for each k. */
+function pick(values: ArrayLike<number>, at: Int32Array): Int32Array {
+  const picked = new Int32Array(at.length);
+  for (let k = 0; k < at.length; k++) picked[k] = values[at[k] as number] as number;
+  return picked;
 }
 
 function tryUpgrade(

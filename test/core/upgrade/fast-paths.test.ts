@@ -12,7 +12,8 @@ import type { Pod } from '../../../src/core/k8s-types.js';
 import { formatTimestamp, quotedGoJson } from '../../../src/core/pod-hash-annotation.js';
 import type { UpdatePriorityStrategy } from '../../../src/core/sidecarset-types.js';
 import { candidateComparator, candidateOrder, orderKey } from '../../../src/core/upgrade/order.js';
-import { planUpgrade } from '../../../src/core/upgrade/plan.js';
+import { nameOrder, planUpgrade } from '../../../src/core/upgrade/plan.js';
+import { compareStrings } from '../../../src/core/json.js';
 import type { LabelSelector } from '../../../src/core/k8s-types.js';
 import {
   safeMatches,
@@ -240,5 +241,31 @@ describe('annotation writers', () => {
   it('formatTimestamp drops the milliseconds, far years included', () => {
     assert.equal(formatTimestamp(new Date('2026-07-02T10:00:00.123Z')), '2026-07-02T10:00:00Z');
     assert.equal(formatTimestamp(new Date('+010000-01-01T00:00:00Z')), '+010000-01-01T00:00:00Z');
+  });
+});
+
+describe('nameOrder', () => {
+  it('orders as the namespace/name comparator, equal names by index', () => {
+    // Few characters, so that prefixes, repeated names and whole duplicates are common.
+    const text = fc.string({
+      unit: fc.constantFrom('a', 'b', '-', '.', '/', '\u00e9', '\ud83d'),
+      maxLength: 3,
+    });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(text, text), { maxLength: 40 }), (pods) => {
+        const namespaces = pods.map(([namespace]) => namespace);
+        const podNames = pods.map(([, name]) => name);
+        const expected = pods
+          .map((_, i) => i)
+          .sort(
+            (a, b) =>
+              compareStrings(namespaces[a] as string, namespaces[b] as string) ||
+              compareStrings(podNames[a] as string, podNames[b] as string) ||
+              a - b,
+          );
+        assert.deepEqual(Array.from(nameOrder(namespaces, podNames)), expected);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
