@@ -223,8 +223,14 @@ export class CandidateKeys {
   private readonly state: Float64Array;
   /** −(most restarts): more restarts first. */
   private readonly restarts: Float64Array;
+  /** Each candidate's canonical times (timeOf), kept for the string-ranked fallback. */
   private readonly readyTimes: string[] = [];
   private readonly createdTimes: string[] = [];
+  /** The same times as laterFirstKeys numbers, worked out while the pod is at hand. */
+  private readonly readyKeys: Float64Array;
+  private readonly createdKeys: Float64Array;
+  /** Set once a time is not in the canonical form: keys are then ranked from the strings. */
+  private nonCanonical = false;
 
   /** `capacity`: how many candidates at most will be added. */
   constructor(priority: UpdatePriorityStrategy | undefined, capacity: number) {
@@ -237,6 +243,8 @@ export class CandidateKeys {
     this.first = new Float64Array(capacity);
     this.state = new Float64Array(capacity);
     this.restarts = new Float64Array(capacity);
+    this.readyKeys = new Float64Array(capacity);
+    this.createdKeys = new Float64Array(capacity);
   }
 
   add(pod: Readonly<Pod>, labels: Labels): void {
@@ -254,8 +262,30 @@ export class CandidateKeys {
     const ready = condition?.status === 'True';
     this.state[i] = (isUnscheduled(pod) ? 0 : 8) + phaseRank(pod) * 2 + (ready ? 1 : 0);
     this.restarts[i] = -maxRestarts(pod);
-    this.readyTimes.push(ready ? timeOf(condition.lastTransitionTime) : '');
-    this.createdTimes.push(timeOf(pod.metadata.creationTimestamp));
+    this.readyKeys[i] = ready ? this.timeKey(condition.lastTransitionTime, this.readyTimes) : 0;
+    if (!ready) this.readyTimes.push('');
+    this.createdKeys[i] = this.timeKey(pod.metadata.creationTimestamp, this.createdTimes);
+  }
+
+  /**
+   * The laterFirstKeys number of timeOf(value), its canonical string pushed onto `times`. The form
+   * the API server writes is read digit by digit straight from the value (no Date, no substring);
+   * anything else goes through timeOf and, when not canonical, turns on the string ranking.
+   */
+  private timeKey(value: string | null | undefined, times: string[]): number {
+    if (typeof value === 'string') {
+      const digits = timeDigits(value);
+      if (digits > GO_ZERO_DIGITS) {
+        times.push(value);
+        return TIME_SPAN - digits;
+      }
+    }
+    const time = timeOf(value);
+    times.push(time);
+    if (time === '') return 0;
+    const digits = timeDigits(time);
+    if (digits < 0) this.nonCanonical = true;
+    return TIME_SPAN - digits;
   }
 
   /**
@@ -265,13 +295,14 @@ export class CandidateKeys {
    */
   order(tieBreak?: Float64Array): Int32Array {
     const n = this.size;
+    // One flag for both times: string ranking orders canonical times as their numbers do.
     const keys = [
       this.first.subarray(0, n),
       levelRanks(this.levelValues, n),
       this.state.subarray(0, n),
-      laterFirstKeys(this.readyTimes),
+      this.nonCanonical ? laterFirstKeys(this.readyTimes) : this.readyKeys.subarray(0, n),
       this.restarts.subarray(0, n),
-      laterFirstKeys(this.createdTimes),
+      this.nonCanonical ? laterFirstKeys(this.createdTimes) : this.createdKeys.subarray(0, n),
     ];
     if (tieBreak !== undefined) keys.push(tieBreak);
     return sortIndexesByKeys(keys, n);
@@ -312,6 +343,12 @@ function laterFirstKeys(times: readonly string[]): Float64Array {
   times.forEach((t, i) => (keys[i] = rank.get(t) ?? 0));
   return keys;
 }
+
+/**
+ * timeDigits of GO_ZERO_TIME: a canonical time after it is its own timeOf; the rest (the zero time
+ * itself, which timeOf turns into "") are left to timeOf.
+ */
+const GO_ZERO_DIGITS = 10101000000;
 
 /** "0" marks a digit; every other character must be there as it is. */
 const TIME_PATTERN = '0000-00-00T00:00:00Z';
