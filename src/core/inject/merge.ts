@@ -28,19 +28,33 @@ export function mergeContainers(
   return [...before, ...middle, ...after];
 }
 
+/**
+ * `base`, then each of `extra` whose key is not taken yet (by `base` or by `alsoTaken`): the first
+ * one with a key wins. The added items are copies.
+ */
+export function appendUnique<T>(
+  base: readonly T[],
+  extra: readonly T[],
+  keyOf: (item: T) => string,
+  alsoTaken: Iterable<string> = [],
+): T[] {
+  const out = [...base];
+  const taken = new Set([...base.map(keyOf), ...alsoTaken]);
+  for (const item of extra) {
+    const key = keyOf(item);
+    if (taken.has(key)) continue;
+    taken.add(key);
+    out.push(cloneJson(item));
+  }
+  return out;
+}
+
 /** The pod's volumes, then each collected volume whose name is new: the pod's own volume wins. */
 export function mergeVolumes(
   podVolumes: readonly Volume[],
   collected: readonly Volume[],
 ): Volume[] {
-  const out = [...podVolumes];
-  const names = new Set(out.map((v) => v.name));
-  for (const v of collected) {
-    if (names.has(v.name)) continue;
-    names.add(v.name);
-    out.push(cloneJson(v));
-  }
-  return out;
+  return appendUnique(podVolumes, collected, (v) => v.name);
 }
 
 /** The pod's secrets without duplicate names (its own included), then the SidecarSets' new ones. */

@@ -2,6 +2,7 @@
 import { cloneJson } from '../json.js';
 import type { Container, EnvVar, Pod, VolumeDevice, VolumeMount } from '../k8s-types.js';
 import { isAppContainer } from './env.js';
+import { appendUnique } from './merge.js';
 
 const SUBPATH_VAR = /\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)/g;
 
@@ -42,14 +43,12 @@ export function mergeMounts(
   ownDevices: readonly VolumeDevice[],
   shared: readonly VolumeMount[],
 ): VolumeMount[] {
-  const out = [...own];
-  const taken = new Set([...own.map((m) => m.mountPath), ...ownDevices.map((d) => d.devicePath)]);
-  for (const m of shared) {
-    if (taken.has(m.mountPath)) continue;
-    taken.add(m.mountPath);
-    out.push(cloneJson(m));
-  }
-  return out;
+  return appendUnique(
+    own,
+    shared,
+    (m) => m.mountPath,
+    ownDevices.map((d) => d.devicePath),
+  );
 }
 
 /** Own devices first; then each app device whose path is not taken (by a device or a mount). */
@@ -58,12 +57,10 @@ export function mergeDevices(
   mounts: readonly VolumeMount[],
   shared: readonly VolumeDevice[],
 ): VolumeDevice[] {
-  const out = [...own];
-  const taken = new Set([...own.map((d) => d.devicePath), ...mounts.map((m) => m.mountPath)]);
-  for (const d of shared) {
-    if (taken.has(d.devicePath)) continue;
-    taken.add(d.devicePath);
-    out.push(cloneJson(d));
-  }
-  return out;
+  return appendUnique(
+    own,
+    shared,
+    (d) => d.devicePath,
+    mounts.map((m) => m.mountPath),
+  );
 }
