@@ -1,5 +1,4 @@
 /** `sidecarset controller`: the upgrade controller alone, with health and metrics over HTTP. */
-import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import { fastify } from 'fastify';
 import { pino } from 'pino';
@@ -7,6 +6,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 
 import { registerHealthRoutes } from '../server/health-routes.js';
 import type { Io } from './io.js';
+import { closeOnSignal } from './io.js';
 import type { ControllerFlags } from './serve.js';
 import { launchController, loadKubeConfig } from './serve.js';
 
@@ -37,10 +37,7 @@ export async function runController(options: ControllerCommandOptions, io: Io): 
     });
     await app.listen({ port: options.metricsPort, host: options.host });
   }
-  closeWithGrace({ delay: 25_000 }, async ({ signal, err }) => {
-    if (err !== undefined)
-      io.stderr.write(`fatal: ${err instanceof Error ? err.message : String(err)}\n`);
-    else io.stderr.write(`${signal ?? 'exit'}: stopping the controller\n`);
+  closeOnSignal(io, 'stopping the controller', async () => {
     await app?.close();
     await controller.stop();
   });

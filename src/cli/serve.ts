@@ -5,7 +5,6 @@
 import { Server as HttpsServer } from 'node:https';
 
 import { KubeConfig } from '@kubernetes/client-node';
-import closeWithGrace from 'close-with-grace';
 import { fastify } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
@@ -25,7 +24,7 @@ import { createMetrics } from '../server/metrics.js';
 import type { TlsPair, TlsWatch } from '../server/tls.js';
 import { ensureDevCertificates, readTlsPair, watchTlsPair } from '../server/tls.js';
 import type { Io } from './io.js';
-import { UsageError } from './io.js';
+import { UsageError, closeOnSignal } from './io.js';
 
 export interface ServeOptions {
   sidecarsets?: string;
@@ -142,12 +141,7 @@ export async function startServe(options: ServeOptions, io: Io): Promise<Served>
 /** `serve` from the command line: starts, then shuts down gracefully on SIGTERM/SIGINT. */
 export async function runServe(options: ServeOptions, io: Io): Promise<number> {
   const served = await startServe(options, io);
-  closeWithGrace({ delay: 25_000 }, async ({ signal, err }) => {
-    if (err !== undefined)
-      io.stderr.write(`fatal: ${err instanceof Error ? err.message : String(err)}\n`);
-    else io.stderr.write(`${signal ?? 'exit'}: finishing requests in flight, then stopping\n`);
-    await served.close();
-  });
+  closeOnSignal(io, 'finishing requests in flight, then stopping', () => served.close());
   return 0;
 }
 
