@@ -12,7 +12,7 @@ import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-ann
 import { formatPodSidecarSetHashes, formatTimestamp } from '../pod-hash-annotation.js';
 import type { SidecarSetPatchPodMetadata } from '../sidecarset-types.js';
 import type { SidecarSetContext } from './context.js';
-import type { InPlaceUpdateEntry } from './pod-records.js';
+import type { HashForm, InPlaceUpdateEntry } from './pod-records.js';
 import { formatInPlaceUpdateStates, readHashes, readInPlaceUpdateStates } from './pod-records.js';
 import type { ImageChange, PodRef, PodUpgrade } from './types.js';
 
@@ -35,10 +35,20 @@ export function buildPodUpgrade(
   patchPodMetadata: readonly SidecarSetPatchPodMetadata[],
   now: Date,
 ): PodUpgrade {
+  return podUpgradeBuilder(ctx, patchPodMetadata, now)(pod, ref);
+}
+
+/**
+ * buildPodUpgrade for many pods of one round: the timestamp and the hash entry are made once, and
+ * the rewritten hash annotation is remembered per distinct value the pods carry (it depends on
+ * that value alone; pods of a workload often share it).
+ */
+export function podUpgradeBuilder(
+  ctx: SidecarSetContext,
+  patchPodMetadata: readonly SidecarSetPatchPodMetadata[],
+  now: Date,
+): (pod: Readonly<Pod>, ref: PodRef) => PodUpgrade {
   const timestamp = formatTimestamp(now);
-  const images = imageChanges(ctx, pod);
-  const before = pod.metadata.annotations ?? {};
-  const after: Record<string, string> = { ...before };
   const hashEntry: SidecarSetUpgradeSpec = {
     updateTimestamp: timestamp,
     hash: ctx.hash,
@@ -46,19 +56,39 @@ export function buildPodUpgrade(
     sidecarList: [...ctx.sidecarList],
   };
   if (ctx.latestRevision !== '') hashEntry.controllerRevision = ctx.latestRevision;
-  writeHashes(after, ctx.name, hashEntry, timestamp);
-  after[SIDECARSET_INPLACE_UPDATE_STATE] = inPlaceUpdateState(ctx, pod, images, timestamp);
-  applyPatchPodMetadata(after, patchPodMetadata);
-  const annotations: Record<string, string> = {};
-  for (const [key, value] of Object.entries(after)) {
-    if (before[key] !== value) annotations[key] = value;
-  }
-  return {
-    pod: ref,
-    images,
-    hashEntry,
-    annotations,
-    patch: toPatch(ref, images, annotations),
+  const rewritten = new Map<string, string>();
+  const rewriteHashes = (annotations: Record<string, string>): void => {
+    const value = annotations[SIDECARSET_HASH];
+    const known = value === undefined ? undefined : rewritten.get(value);
+    if (known !== undefined) {
+      annotations[SIDECARSET_HASH] = known;
+      return;
+    }
+    // Only the object form leaves the without-image annotation alone, so only it is remembered.
+    const form = writeHashes(annotations, ctx.name, hashEntry, timestamp);
+    if (value !== undefined && form === 'object') {
+      rewritten.set(value, annotations[SIDECARSET_HASH] as string);
+    }
+  };
+  return (pod, ref) => {
+    const images = imageChanges(ctx, pod);
+    const before = pod.metadata.annotations ?? {};
+    const after: Record<string, string> = { ...before };
+    rewriteHashes(after);
+    after[SIDECARSET_INPLACE_UPDATE_STATE] = inPlaceUpdateState(ctx, pod, images, timestamp);
+    applyPatchPodMetadata(after, patchPodMetadata);
+    const annotations: Record<string, string> = {};
+    for (const key in after) {
+      const value = after[key] as string;
+      if (before[key] !== value) annotations[key] = value;
+    }
+    return {
+      pod: ref,
+      images,
+      hashEntry: { ...hashEntry, sidecarList: [...ctx.sidecarList] },
+      annotations,
+      patch: toPatch(ref, images, annotations),
+    };
   };
 }
 
@@ -73,7 +103,7 @@ function writeHashes(
   name: string,
   entry: SidecarSetUpgradeSpec,
   timestamp: string,
-): void {
+): HashForm {
   const read = readHashes(annotations[SIDECARSET_HASH]);
   let hashes: PodSidecarSetHashes = read.hashes;
   if (read.form !== 'object') {
@@ -87,6 +117,7 @@ function writeHashes(
     }
   }
   annotations[SIDECARSET_HASH] = formatPodSidecarSetHashes({ ...hashes, [name]: entry });
+  return read.form;
 }
 
 /** The value as Go's map[string]string, or undefined when it does not decode as one. */

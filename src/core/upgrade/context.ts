@@ -5,7 +5,8 @@ import { compareStrings } from '../json.js';
 import type { Labels } from '../selector.js';
 import { selectorMatchesAll } from '../selector.js';
 import type { SidecarSet, UpdatePriorityStrategy, UpdateScatterTerm } from '../sidecarset-types.js';
-import { hashRecordMatcher } from './pod-records.js';
+import type { RecordedStatuses } from './pod-records.js';
+import { hashRecordMatcher, recordedStatusesReader } from './pod-records.js';
 
 export interface HotSlot {
   name: string;
@@ -38,6 +39,11 @@ export interface SidecarSetContext {
   recordsHash: (value: string | undefined) => boolean;
   /** The same for kruise.io/sidecarset-hash-without-image and `hashWithoutImage`. */
   recordsHashWithoutImage: (value: string | undefined) => boolean;
+  /**
+   * This SidecarSet's lastContainerStatuses in a kruise.io/sidecarset-inplace-update-state value
+   * (undefined when the value does not parse), memoized per distinct value.
+   */
+  recordedStatuses: (value: string) => Readonly<RecordedStatuses> | undefined;
 }
 
 export function sidecarSetContext(sidecarSet: SidecarSet): SidecarSetContext {
@@ -83,6 +89,7 @@ export function sidecarSetContext(sidecarSet: SidecarSet): SidecarSetContext {
     scatter: strategy.scatterStrategy ?? [],
     recordsHash: hashRecordMatcher(name, hash),
     recordsHashWithoutImage: hashRecordMatcher(name, hashWithoutImage),
+    recordedStatuses: recordedStatusesReader(name),
   };
 }
 

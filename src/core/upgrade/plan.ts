@@ -10,7 +10,7 @@ import { podNamespace } from '../match.js';
 import type { SidecarSet } from '../sidecarset-types.js';
 import { scaleMaxUnavailable, scalePartition } from '../intstr.js';
 import { upgradeCount } from './budget.js';
-import { buildPodUpgrade } from './change.js';
+import { podUpgradeBuilder } from './change.js';
 import type { SidecarSetContext } from './context.js';
 import { sidecarSetContext } from './context.js';
 import { CandidateKeys } from './order.js';
@@ -210,7 +210,7 @@ function readForRound(
     matched.verdicts[i] = NOT_SELECTED;
     return;
   }
-  const verdict = upgradability(ctx, pod);
+  const verdict = upgradability(ctx, pod, ((matched.flags[i] as number) & CONSISTENT) !== 0);
   matched.verdicts[i] =
     verdict === 'notUpgradable' ? NOT_UPGRADABLE : verdict === 'inFlight' ? IN_FLIGHT : CANDIDATE;
   if (verdict === 'candidate') {
@@ -385,11 +385,12 @@ function planRound(
   const budgetMessage = `${plan.budget.maxUnavailable} pods may be unavailable at once and the budget is spent`;
   const partitionMessage = `the partition keeps ${plan.budget.partition} candidates on the old version`;
   const held = plan.held;
+  const build = podUpgradeBuilder(ctx, sidecarSet.spec.patchPodMetadata ?? [], now);
   for (let k = 0; k < ordered.length; k++) {
     const i = ordered[k] as number;
     const ref = refOf(matched, i);
     if (k < outcome.take) {
-      const upgrade = tryUpgrade(sidecarSet, ctx, matched.pods[i] as Readonly<Pod>, ref, now);
+      const upgrade = tryUpgrade(build, matched.pods[i] as Readonly<Pod>, ref);
       if ('reason' in upgrade) held.push(upgrade);
       else plan.upgrade.push(upgrade);
     } else if (k < outcome.eligible) {
@@ -438,14 +439,12 @@ function pick(values: ArrayLike<number>, at: Int32Array): Int32Array {
 }
 
 function tryUpgrade(
-  sidecarSet: SidecarSet,
-  ctx: SidecarSetContext,
+  build: (pod: Readonly<Pod>, ref: PodRef) => PodUpgrade,
   pod: Readonly<Pod>,
   ref: PodRef,
-  now: Date,
 ): PodUpgrade | HeldPod {
   try {
-    return buildPodUpgrade(ctx, pod, ref, sidecarSet.spec.patchPodMetadata ?? [], now);
+    return build(pod, ref);
   } catch (err) {
     if (!(err instanceof SidecarSetError)) throw err;
     return hold(ref, 'PatchPodMetadataError', err.message);

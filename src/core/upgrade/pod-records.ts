@@ -109,6 +109,27 @@ export interface InPlaceUpdateEntry {
 
 export type InPlaceUpdateStates = Record<string, InPlaceUpdateEntry>;
 
+export type RecordedStatuses = InPlaceUpdateEntry['lastContainerStatuses'];
+
+/**
+ * One SidecarSet's lastContainerStatuses read from in-place-update-state values, remembered per
+ * distinct value (pods upgraded in the same round carry the same one); undefined when the value
+ * does not parse. The answer depends on the value alone, so the memo can never be stale.
+ */
+export function recordedStatusesReader(
+  sidecarSetName: string,
+): (value: string) => Readonly<RecordedStatuses> | undefined {
+  const answers = new Map<string, Readonly<RecordedStatuses> | undefined>();
+  return (value) => {
+    if (answers.has(value)) return answers.get(value);
+    const states = readInPlaceUpdateStates(value);
+    const answer =
+      states === undefined ? undefined : (states[sidecarSetName]?.lastContainerStatuses ?? {});
+    answers.set(value, answer);
+    return answer;
+  };
+}
+
 /** undefined when the annotation is present but does not parse. */
 export function readInPlaceUpdateStates(value: string): InPlaceUpdateStates | undefined {
   let parsed: unknown;

@@ -10,7 +10,6 @@ import { isPlainObject } from '../json.js';
 import type { ContainerStatus, Pod, PodCondition } from '../k8s-types.js';
 import type { SidecarSetContext } from './context.js';
 import { imagesEqual, isDigestImage, stripImageIdScheme } from './image.js';
-import { readInPlaceUpdateStates } from './pod-records.js';
 
 export type PodReadView = Readonly<Pod>;
 
@@ -160,9 +159,8 @@ function isUpdateCompleted(
 ): boolean {
   const raw = pod.metadata.annotations?.[SIDECARSET_INPLACE_UPDATE_STATE];
   if (raw === undefined) return true;
-  const states = readInPlaceUpdateStates(raw);
-  if (states === undefined) return false;
-  const recorded = states[ctx.name]?.lastContainerStatuses ?? {};
+  const recorded = ctx.recordedStatuses(raw);
+  if (recorded === undefined) return false;
   for (const status of statuses) {
     if (!isOneOf(names, status.name)) continue;
     const before = recorded[status.name];
@@ -179,15 +177,27 @@ export type Upgradability = 'candidate' | 'notUpgradable' | 'inFlight';
 
 /**
  * §3.4: a different without-image hash means a change beyond images (not upgradable); a ready
- * sidecar whose last in-place update is not applied yet means wait (in flight).
+ * sidecar whose last in-place update is not applied yet means wait (in flight). `consistent`:
+ * isStateConsistent(ctx, pod), when the caller has it already.
  */
-export function upgradability(ctx: SidecarSetContext, pod: PodReadView): Upgradability {
+export function upgradability(
+  ctx: SidecarSetContext,
+  pod: PodReadView,
+  consistent?: boolean,
+): Upgradability {
   const recorded = pod.metadata.annotations?.[SIDECARSET_HASH_WITHOUT_IMAGE];
   if (!ctx.recordsHashWithoutImage(recorded)) return 'notUpgradable';
   const statuses = pod.status?.containerStatuses ?? [];
-  for (const name of ctx.sortedContainerNames) {
+  const names = ctx.sortedContainerNames;
+  for (const name of names) {
     const ready = statusOf(statuses, name)?.ready === true;
-    if (ready && !isStateConsistent(ctx, pod, name)) return 'inFlight';
+    if (!ready) continue;
+    // With one sidecar container, its own state is the whole pod's (when the caller knows it).
+    const settled =
+      names.length === 1 && consistent !== undefined
+        ? consistent
+        : isStateConsistent(ctx, pod, name);
+    if (!settled) return 'inFlight';
   }
   return 'candidate';
 }

@@ -20,8 +20,18 @@ import {
   selectorMatcher,
   sidecarSetContext,
 } from '../../../src/core/upgrade/context.js';
-import { hashRecordMatcher, recordsHash } from '../../../src/core/upgrade/pod-records.js';
-import { isInjectedBy } from '../../../src/core/upgrade/pod-state.js';
+import { buildPodUpgrade, podUpgradeBuilder } from '../../../src/core/upgrade/change.js';
+import {
+  hashRecordMatcher,
+  readInPlaceUpdateStates,
+  recordedStatusesReader,
+  recordsHash,
+} from '../../../src/core/upgrade/pod-records.js';
+import {
+  isInjectedBy,
+  isStateConsistent,
+  upgradability,
+} from '../../../src/core/upgrade/pod-state.js';
 import { names, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
 
 const now = new Date('2026-07-02T10:00:00Z');
@@ -267,5 +277,74 @@ describe('nameOrder', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('podUpgradeBuilder', () => {
+  it('gives each pod what buildPodUpgrade alone gives, whatever hash annotations the pods share', () => {
+    const ss = upgradeSidecarSet({}, { latestRevision: 'rev-2' });
+    const ctx = sidecarSetContext(ss);
+    const objectForm = upgradePod(0).metadata.annotations?.[HASH] ?? '';
+    const legacy = '{"test-sidecarset":"aaa","other":"o"}';
+    const values: (string | undefined)[] = [objectForm, legacy, undefined, 'not json', objectForm];
+    const pods = [...values, ...values].map((value, i) => {
+      const pod = upgradePod(i);
+      const annotations = pod.metadata.annotations ?? {};
+      if (value === undefined) delete annotations[HASH];
+      else annotations[HASH] = value;
+      // Legacy pods carry a legacy without-image map too, which the rewrite converts.
+      if (value === legacy) annotations[WITHOUT_IMAGE] = `{"test-sidecarset":"w${i}"}`;
+      return pod;
+    });
+    const build = podUpgradeBuilder(ctx, [], now);
+    const ref = (pod: Pod): { namespace: string; name: string } => ({
+      namespace: pod.metadata.namespace ?? '',
+      name: pod.metadata.name ?? '',
+    });
+    const together = pods.map((pod) => build(pod, ref(pod)));
+    const alone = pods.map((pod) => buildPodUpgrade(ctx, pod, ref(pod), [], now));
+    assert.deepEqual(together, alone);
+    // The legacy pods' own without-image values survive the shared rewrite.
+    assert.match(together[1]?.annotations[WITHOUT_IMAGE] ?? '', /"hash":"w1"/);
+    assert.match(together[6]?.annotations[WITHOUT_IMAGE] ?? '', /"hash":"w6"/);
+    // Each upgrade has its own hash entry: changing one leaves the others alone.
+    together[0]?.hashEntry.sidecarList?.push('x');
+    assert.deepEqual(together[4]?.hashEntry.sidecarList, ['test-sidecar']);
+  });
+});
+
+describe('in-place update state memo', () => {
+  it('answers as reading the annotation does, for repeated values too', () => {
+    const values = [
+      '',
+      'null',
+      'not json',
+      '[]',
+      '{"test-sidecarset":null}',
+      '{"test-sidecarset":{"revision":"r","lastContainerStatuses":{"c":{"imageID":"i"}}}}',
+      '{"other":{"revision":"r","lastContainerStatuses":{"c":{"imageID":"i"}}}}',
+      '{"test-sidecarset":{"revision":1}}',
+    ];
+    const read = recordedStatusesReader('test-sidecarset');
+    for (const value of [...values, ...values]) {
+      const states = readInPlaceUpdateStates(value);
+      const expected =
+        states === undefined ? undefined : (states['test-sidecarset']?.lastContainerStatuses ?? {});
+      assert.deepEqual(read(value), expected, value);
+    }
+  });
+
+  it('upgradability given the pod-wide consistency answers as it does alone (one sidecar)', () => {
+    const ctx = sidecarSetContext(upgradeSidecarSet());
+    const inFlight = upgradePod(1, { upgraded: true });
+    // An upgraded pod whose kubelet has not applied v2 yet, offered again as an old pod.
+    const annotations = inFlight.metadata.annotations ?? {};
+    annotations[HASH] = upgradePod(0).metadata.annotations?.[HASH] ?? '';
+    const pods = [upgradePod(0), upgradePod(2, { ready: false }), inFlight];
+    const verdicts = pods.map((pod) => upgradability(ctx, pod));
+    assert.deepEqual(verdicts, ['candidate', 'candidate', 'inFlight']);
+    for (const [k, pod] of pods.entries()) {
+      assert.equal(upgradability(ctx, pod, isStateConsistent(ctx, pod)), verdicts[k]);
+    }
   });
 });
