@@ -15,6 +15,7 @@ import type { SidecarSetContext } from './context.js';
 import type { HashForm, InPlaceUpdateEntry } from './pod-records.js';
 import { formatInPlaceUpdateStates, readHashes, readInPlaceUpdateStates } from './pod-records.js';
 import type { ImageChange, PodRef, PodUpgrade } from './types.js';
+import { ValueMemo } from './value-memo.js';
 
 export function imageChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): ImageChange[] {
   const changes: ImageChange[] = [];
@@ -56,7 +57,7 @@ export function podUpgradeBuilder(
     sidecarList: [...ctx.sidecarList],
   };
   if (ctx.latestRevision !== '') hashEntry.controllerRevision = ctx.latestRevision;
-  const rewritten = new Map<string, string>();
+  const rewritten = new ValueMemo<string>();
   const rewriteHashes = (annotations: Record<string, string>): void => {
     const value = annotations[SIDECARSET_HASH];
     const known = value === undefined ? undefined : rewritten.get(value);

@@ -6,6 +6,8 @@
 import { compareStrings, isPlainObject, sortedJson } from '../json.js';
 import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
 import { podSidecarSetHashesOf, quotedGoJson } from '../pod-hash-annotation.js';
+import { canonicalRecordTest } from './canonical-record.js';
+import { ValueMemo } from './value-memo.js';
 
 export type HashForm = 'object' | 'legacy' | 'invalid' | 'absent';
 
@@ -66,22 +68,23 @@ function cannotRecord(value: string | undefined, hash: string): boolean {
 }
 
 /**
- * recordsHash for one SidecarSet name and hash, remembering its answer for each distinct value:
- * the pods of a workload often carry the very same annotation, and parsing it is the costly part.
- * The answer depends on the value alone, so the memo can never be stale.
+ * recordsHash for one SidecarSet name and hash, without parsing the value Go writes for one entry
+ * and otherwise remembering its answer for each distinct value: the pods of a workload often carry
+ * the very same annotation, and parsing it is the costly part.
  */
 export function hashRecordMatcher(
   sidecarSetName: string,
   hash: string,
 ): (value: string | undefined) => boolean {
-  const answers = new Map<string, boolean>();
+  const memo = new ValueMemo<boolean>();
+  const canonical = canonicalRecordTest(sidecarSetName, hash);
   return (value) => {
     if (value === undefined) return recordsHash(value, sidecarSetName, hash);
     if (cannotRecord(value, hash)) return false;
-    let answer = answers.get(value);
+    let answer = memo.get(value);
     if (answer === undefined) {
-      answer = recordedHash(value, sidecarSetName) === hash;
-      answers.set(value, answer);
+      answer = canonical?.(value) === true || recordedHash(value, sidecarSetName) === hash;
+      memo.set(value, answer);
     }
     return answer;
   };
@@ -114,19 +117,21 @@ export type RecordedStatuses = InPlaceUpdateEntry['lastContainerStatuses'];
 /**
  * One SidecarSet's lastContainerStatuses read from in-place-update-state values, remembered per
  * distinct value (pods upgraded in the same round carry the same one); undefined when the value
- * does not parse. The answer depends on the value alone, so the memo can never be stale.
+ * does not parse.
  */
 export function recordedStatusesReader(
   sidecarSetName: string,
 ): (value: string) => Readonly<RecordedStatuses> | undefined {
-  const answers = new Map<string, Readonly<RecordedStatuses> | undefined>();
+  // null: the value does not parse.
+  const memo = new ValueMemo<Readonly<RecordedStatuses> | null>();
   return (value) => {
-    if (answers.has(value)) return answers.get(value);
-    const states = readInPlaceUpdateStates(value);
-    const answer =
-      states === undefined ? undefined : (states[sidecarSetName]?.lastContainerStatuses ?? {});
-    answers.set(value, answer);
-    return answer;
+    let answer = memo.get(value);
+    if (answer === undefined) {
+      const states = readInPlaceUpdateStates(value);
+      answer = states === undefined ? null : (states[sidecarSetName]?.lastContainerStatuses ?? {});
+      memo.set(value, answer);
+    }
+    return answer ?? undefined;
   };
 }
 
