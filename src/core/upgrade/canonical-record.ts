@@ -14,18 +14,22 @@ import { quotedGoJson } from '../pod-hash-annotation.js';
 const PLAIN = '"[^"\\\\\\u0000-\\u001f]*"';
 
 /**
- * A test that says true only for such a value naming `sidecarSetName` and `hash` (false means "not
- * recognized": the caller parses). undefined when the name or hash would need escaping in JSON.
+ * A test that says true only for such a value naming `sidecarSetName` and `hash` (any plain hash
+ * when `hash` is omitted); false means "not recognized": the caller parses. undefined when the name
+ * or hash would need escaping in JSON.
  */
 export function canonicalRecordTest(
   sidecarSetName: string,
-  hash: string,
+  hash?: string,
 ): ((value: string) => boolean) | undefined {
   const name = quotedGoJson(sidecarSetName);
-  const quotedHash = quotedGoJson(hash);
-  if (name !== `"${sidecarSetName}"` || quotedHash !== `"${hash}"`) return undefined;
+  const quotedHash = hash === undefined ? undefined : quotedGoJson(hash);
+  if (name !== `"${sidecarSetName}"` || (quotedHash !== undefined && quotedHash !== `"${hash}"`)) {
+    return undefined;
+  }
+  const hashPattern = quotedHash === undefined ? PLAIN : literal(quotedHash);
   const pattern = new RegExp(
-    `^\\{${literal(name)}:\\{"updateTimestamp":(?:null|${PLAIN}),"hash":${literal(quotedHash)},` +
+    `^\\{${literal(name)}:\\{"updateTimestamp":(?:null|${PLAIN}),"hash":${hashPattern},` +
       `"sidecarSetName":${literal(name)},"sidecarList":(?:null|\\[(?:${PLAIN}(?:,${PLAIN})*)?\\])` +
       `(?:,"controllerRevision":${PLAIN})?\\}\\}$`,
   );

@@ -15,6 +15,7 @@ import type { SidecarSetContext } from './context.js';
 import type { HashForm, InPlaceUpdateEntry } from './pod-records.js';
 import { formatInPlaceUpdateStates, readHashes, readInPlaceUpdateStates } from './pod-records.js';
 import type { ImageChange, PodRef, PodUpgrade } from './types.js';
+import { canonicalRecordTest } from './canonical-record.js';
 import { ValueMemo } from './value-memo.js';
 
 export function imageChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): ImageChange[] {
@@ -57,9 +58,16 @@ export function podUpgradeBuilder(
     sidecarList: [...ctx.sidecarList],
   };
   if (ctx.latestRevision !== '') hashEntry.controllerRevision = ctx.latestRevision;
+  // A pod that records this SidecarSet alone (the usual case) gets the very same new value.
+  const soleEntry = canonicalRecordTest(ctx.name);
+  const soleValue = formatPodSidecarSetHashes({ [ctx.name]: hashEntry });
   const rewritten = new ValueMemo<string>();
   const rewriteHashes = (annotations: Record<string, string>): void => {
     const value = annotations[SIDECARSET_HASH];
+    if (value !== undefined && soleEntry?.(value) === true) {
+      annotations[SIDECARSET_HASH] = soleValue;
+      return;
+    }
     const known = value === undefined ? undefined : rewritten.get(value);
     if (known !== undefined) {
       annotations[SIDECARSET_HASH] = known;

@@ -221,9 +221,8 @@ function readForRound(
 
 /**
  * Indexes of `pods` in namespace/name order, stable (equal names keep their given order). The
- * few namespaces are ranked once and the pods bucketed by that rank; each bucket's names are then
- * sorted by the engine's own string sort (no comparator called back per comparison), which orders
- * strings by UTF-16 code units exactly as compareStrings does.
+ * few namespaces are ranked once and the pods bucketed by that rank; each bucket is then sorted by
+ * name (UTF-16 code units, as compareStrings orders).
  */
 export function nameOrder(podNamespaces: readonly string[], names: readonly string[]): Int32Array {
   const n = names.length;
@@ -266,28 +265,16 @@ export function nameOrder(podNamespaces: readonly string[], names: readonly stri
 }
 
 /**
- * order[from..to) (indexes in ascending order) sorted by name, equal names by index. Distinct
- * names are sorted as plain strings and each mapped back to its index; a bucket with a repeated
- * name (rare: names are unique within a namespace) takes the comparator sort.
+ * order[from..to) sorted by name, equal names by index: a total order, so the sort's own
+ * stability does not matter. Inputs listed as the API server lists them (namespace/name order)
+ * are already sorted, which the engine's merge sort finds in one pass.
  */
 function sortByName(order: Int32Array, from: number, to: number, names: readonly string[]): void {
-  const indexOf = new Map<string, number>();
-  const bucket: string[] = [];
-  for (let k = from; k < to; k++) {
-    const i = order[k] as number;
-    const name = names[i] as string;
-    indexOf.set(name, i);
-    bucket.push(name);
-  }
-  if (indexOf.size < bucket.length) {
-    order
-      .subarray(from, to)
-      .sort((a, b) => compareStrings(names[a] as string, names[b] as string) || a - b);
-    return;
-  }
-  bucket.sort();
-  for (let k = 0; k < bucket.length; k++)
-    order[from + k] = indexOf.get(bucket[k] as string) as number;
+  order.subarray(from, to).sort((a, b) => {
+    const x = names[a] as string;
+    const y = names[b] as string;
+    return x < y ? -1 : x > y ? 1 : a - b;
+  });
 }
 
 function statusCounts(flags: Uint8Array): StatusCounts {

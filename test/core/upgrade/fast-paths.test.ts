@@ -9,7 +9,12 @@ import fc from 'fast-check';
 
 import { goJsonString } from '../../../src/core/json.js';
 import type { Pod } from '../../../src/core/k8s-types.js';
-import { formatTimestamp, quotedGoJson } from '../../../src/core/pod-hash-annotation.js';
+import {
+  formatPodSidecarSetHashes,
+  formatTimestamp,
+  parsePodSidecarSetHashes,
+  quotedGoJson,
+} from '../../../src/core/pod-hash-annotation.js';
 import type { UpdatePriorityStrategy } from '../../../src/core/sidecarset-types.js';
 import { candidateComparator, candidateOrder, orderKey } from '../../../src/core/upgrade/order.js';
 import { nameOrder, planUpgrade } from '../../../src/core/upgrade/plan.js';
@@ -310,6 +315,33 @@ describe('podUpgradeBuilder', () => {
     // Each upgrade has its own hash entry: changing one leaves the others alone.
     together[0]?.hashEntry.sidecarList?.push('x');
     assert.deepEqual(together[4]?.hashEntry.sidecarList, ['test-sidecar']);
+  });
+
+  it('writes the parsed map with this SidecarSet entry replaced, however the value is laid out', () => {
+    const ctx = sidecarSetContext(upgradeSidecarSet({}, { latestRevision: 'rev-2' }));
+    const entry = (name: string, hash: string, extra = ''): string =>
+      `"${name}":{"updateTimestamp":"2025-01-01T00:00:00Z","hash":"${hash}","sidecarSetName":"${name}","sidecarList":["c"]${extra}}`;
+    const values = [
+      `{${entry('test-sidecarset', 'aaa')}}`,
+      `{${entry('test-sidecarset', 'aaa', ',"controllerRevision":"rev-1"')}}`,
+      `{ ${entry('test-sidecarset', 'aaa')}}`,
+      `{${entry('other', 'o')},${entry('test-sidecarset', 'aaa')}}`,
+      `{${entry('other', 'o')}}`,
+      `{${entry('test-sidecarset', 'a\\u0061a')}}`,
+    ];
+    const build = podUpgradeBuilder(ctx, [], now);
+    for (const [i, value] of [...values, ...values].entries()) {
+      const pod = upgradePod(i);
+      const annotations = pod.metadata.annotations ?? {};
+      annotations[HASH] = value;
+      const upgrade = build(pod, { namespace: 'default', name: `pod-${i}` });
+      const expected = formatPodSidecarSetHashes({
+        ...parsePodSidecarSetHashes(value, HASH),
+        'test-sidecarset': upgrade.hashEntry,
+      });
+      assert.equal(upgrade.annotations[HASH], expected, value);
+      assert.equal(upgrade.annotations[WITHOUT_IMAGE], undefined);
+    }
   });
 });
 
