@@ -268,24 +268,25 @@ export class CandidateKeys {
   }
 
   /**
-   * The laterFirstKeys number of timeOf(value), its canonical string pushed onto `times`. The form
-   * the API server writes is read digit by digit straight from the value (no Date, no substring);
-   * anything else goes through timeOf and, when not canonical, turns on the string ranking.
+   * TIME_SPAN minus the compactTime of timeOf(value) (0 for no time), its canonical string pushed
+   * onto `times`. The form the API server writes is read digit by digit straight from the value (no
+   * Date, no substring); anything else goes through timeOf and, when compactTime cannot represent
+   * it, turns on the string ranking.
    */
   private timeKey(value: string | null | undefined, times: string[]): number {
     if (typeof value === 'string') {
-      const digits = timeDigits(value);
-      if (digits > GO_ZERO_DIGITS) {
+      const t = compactTime(value);
+      if (t > GO_ZERO_COMPACT) {
         times.push(value);
-        return TIME_SPAN - digits;
+        return TIME_SPAN - t;
       }
     }
     const time = timeOf(value);
     times.push(time);
     if (time === '') return 0;
-    const digits = timeDigits(time);
-    if (digits < 0) this.nonCanonical = true;
-    return TIME_SPAN - digits;
+    const t = compactTime(time);
+    if (t < 0) this.nonCanonical = true;
+    return TIME_SPAN - t;
   }
 
   /**
@@ -319,7 +320,7 @@ function levelRanks(values: readonly bigint[], n: number): Float64Array {
   return ranks;
 }
 
-/** Larger than any 14-digit time number. */
+/** Larger than any 14-digit time number (and so than any compactTime). */
 const TIME_SPAN = 1e14;
 
 /**
@@ -344,14 +345,37 @@ function laterFirstKeys(times: readonly string[]): Float64Array {
   return keys;
 }
 
-/**
- * timeDigits of GO_ZERO_TIME: a canonical time after it is its own timeOf; the rest (the zero time
- * itself, which timeOf turns into "") are left to timeOf.
- */
-const GO_ZERO_DIGITS = 10101000000;
-
 /** "0" marks a digit; every other character must be there as it is. */
 const TIME_PATTERN = '0000-00-00T00:00:00Z';
+
+/**
+ * A canonical time as one number in mixed radix (year, month, day, hour, minute, second up to a
+ * leap second 60), which orders as the string does and keeps a fleet's times close together (a
+ * day spans 87,840), so the radix sort can count them; −1 for a string not in the canonical form
+ * or with a field out of its range.
+ */
+export function compactTime(time: string): number {
+  const digits = timeDigits(time);
+  if (digits < 0) return -1;
+  const s = digits % 100;
+  let rest = (digits - s) / 100;
+  const mi = rest % 100;
+  rest = (rest - mi) / 100;
+  const h = rest % 100;
+  rest = (rest - h) / 100;
+  const d = rest % 100;
+  rest = (rest - d) / 100;
+  const mo = rest % 100;
+  const y = (rest - mo) / 100;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return -1;
+  return ((((y * 12 + mo - 1) * 31 + d - 1) * 24 + h) * 60 + mi) * 61 + s;
+}
+
+/**
+ * compactTime of GO_ZERO_TIME: a canonical time after it is its own timeOf; the rest (the zero
+ * time itself, which timeOf turns into "") are left to timeOf.
+ */
+const GO_ZERO_COMPACT = compactTime(GO_ZERO_TIME);
 
 /** YYYYMMDDhhmmss of "YYYY-MM-DDThh:mm:ssZ" as a number, or −1 for any other string. */
 export function timeDigits(time: string): number {

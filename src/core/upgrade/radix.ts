@@ -17,15 +17,40 @@ interface Ranks {
  * the comparator sort that this replaces is then used as it is, so the answer stays the same.
  */
 export function sortIndexesByKeys(keys: readonly Float64Array[], n: number): Int32Array {
-  let order = Int32Array.from({ length: n }, (_, i) => i);
+  let order = identity(n);
   let next = new Int32Array(n);
   for (let k = keys.length - 1; k >= 0; k--) {
     const ranked = rankValues(keys[k] as Float64Array, n);
     if (ranked === undefined) return comparatorSort(keys, n);
     if (ranked.count <= 1) continue;
-    countingPass(order, next, ranked);
-    [order, next] = [next, order];
+    if (ranked.count <= DIGIT * 2) {
+      countingPass(order, next, ranked);
+      [order, next] = [next, order];
+      continue;
+    }
+    // Wide ranks: two passes, low digit then high digit (LSD within the key too).
+    const high = new Int32Array(n);
+    const low = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const r = ranked.ranks[i] as number;
+      low[i] = r % DIGIT;
+      high[i] = (r - (low[i] as number)) / DIGIT;
+    }
+    countingPass(order, next, { ranks: low, count: DIGIT });
+    countingPass(next, order, { ranks: high, count: Math.ceil(ranked.count / DIGIT) });
   }
+  return order;
+}
+
+/** The base of a wide key's two digits. */
+const DIGIT = 1 << 16;
+/** The widest range ranked by offset (the ranks are Int32). */
+const WIDEST = 2 ** 31 - 1;
+
+/** 0, 1, ..., n − 1. */
+export function identity(n: number): Int32Array<ArrayBuffer> {
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
   return order;
 }
 
@@ -75,7 +100,10 @@ function rankValues(values: Float64Array, n: number): Ranks | undefined {
     if (integers && !Number.isInteger(v)) integers = false;
   }
   if (n === 0 || min === max) return { ranks: new Int32Array(n), count: 1 };
-  if (integers && max - min < 4 * n + 256) return offsetRanks(values, n, min, max);
+  // Ranks by offset: one counting pass when the range is small, two (by digit) while it fits.
+  if (integers && (max - min < 4 * n + 256 || max - min <= WIDEST)) {
+    return offsetRanks(values, n, min, max);
+  }
   return sortedRanks(values, n);
 }
 

@@ -6,6 +6,7 @@
  */
 import type { Labels } from '../selector.js';
 import type { UpdateScatterTerm } from '../sidecarset-types.js';
+import { identity } from './radix.js';
 
 export interface ScatterTerm {
   key: string;
@@ -247,7 +248,7 @@ function scatterCoded(
 ): Int32Array {
   const valuesOfKey = (key: string): KeyValues => byKey.get(key) as KeyValues;
   const terms = expandTerms(scatter, (key) => valuesOfKey(key).values);
-  if (terms.length === 0 || count <= 1) return Int32Array.from({ length: count }, (_, i) => i);
+  if (terms.length === 0 || count <= 1) return identity(count);
   const codesByKey = new Map<string, Int32Array>();
   const codedTerms = terms.map((t): CodedTerm => {
     const kv = valuesOfKey(t.key);
@@ -270,16 +271,29 @@ function scatterCoded(
 /** getScatterTerms: one term is used as is; several are kept if a candidate has the label, by count. */
 function orderTerms(terms: readonly CodedTerm[]): CodedTerm[] {
   if (terms.length === 1) return [...terms];
-  const counted = terms
-    .map((term) => {
-      let count = 0;
-      for (const code of term.codes) if (code === term.code) count++;
-      return { term, count };
-    })
-    .filter((t) => t.count > 0);
+  // The terms of one key share its codes: count every value of the key in one pass.
+  const histograms = new Map<Int32Array, Int32Array>();
+  const countOf = (term: CodedTerm): number => {
+    let counts = histograms.get(term.codes);
+    if (counts === undefined) {
+      counts = histogram(term.codes);
+      histograms.set(term.codes, counts);
+    }
+    return counts[term.code] ?? 0;
+  };
+  const counted = terms.map((term) => ({ term, count: countOf(term) })).filter((t) => t.count > 0);
   // Array.prototype.sort is stable, as sort.SliceStable is.
   counted.sort((a, b) => b.count - a.count);
   return counted.map((t) => t.term);
+}
+
+/** How many times each code (≥ 0) occurs. */
+function histogram(codes: Int32Array): Int32Array {
+  let max = -1;
+  for (const code of codes) if (code > max) max = code;
+  const counts = new Int32Array(max + 1);
+  for (const code of codes) if (code >= 0) counts[code] = (counts[code] as number) + 1;
+  return counts;
 }
 
 interface Grouping {
@@ -341,7 +355,7 @@ class ScatterPasses {
   private readonly allCount: number;
 
   constructor(size: number, allCount: number) {
-    this.order = Int32Array.from({ length: size }, (_, i) => i);
+    this.order = identity(size);
     this.size = size;
     this.next = new Int32Array(size);
     this.matched = new Int32Array(size);

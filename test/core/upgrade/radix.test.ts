@@ -11,6 +11,9 @@ const valueArb = fc.oneof(
   fc.integer({ min: -3, max: 3 }),
   fc.integer({ min: -1_000, max: 1_000 }),
   fc.constantFrom(0, -0, 0.5, -2.25, 1e14, 20260101000000, -1e300, Infinity, -Infinity),
+  // Integer ranges sorted digit by digit (two counting passes), at and past the widest.
+  fc.integer({ min: -(2 ** 31), max: 2 ** 31 }),
+  fc.constantFrom(65_535, 65_536, 131_071, 131_072, 2 ** 31 - 1, 2 ** 31),
   fc.double({ noNaN: true }),
 );
 
@@ -48,6 +51,22 @@ describe('sortIndexesByKeys', () => {
   it('falls back to the comparator when a key holds NaN', () => {
     const keys = [Float64Array.from([2, NaN, 1, 0])];
     assert.deepEqual(Array.from(sortIndexesByKeys(keys, 4)), Array.from(comparatorSort(keys, 4)));
+  });
+
+  it('sorts integers spread over a range too wide for one counting pass', () => {
+    const n = 3_000;
+    for (const width of [2 ** 17, 2 ** 24, 2 ** 31 - 1]) {
+      const spread = Float64Array.from({ length: n }, (_, i) => (i * 104_729) % width);
+      spread[0] = 0;
+      spread[1] = width - 1;
+      const ties = Float64Array.from({ length: n }, (_, i) => i % 3);
+      for (const keys of [[spread], [ties, spread]]) {
+        assert.deepEqual(
+          Array.from(sortIndexesByKeys(keys, n)),
+          Array.from(comparatorSort(keys, n)),
+        );
+      }
+    }
   });
 
   it('handles many distinct, widely spread integers and fractions', () => {
