@@ -62,30 +62,31 @@ export function podUpgradeBuilder(
   const soleEntry = canonicalRecordTest(ctx.name);
   const soleValue = formatPodSidecarSetHashes({ [ctx.name]: hashEntry });
   const rewritten = new ValueMemo<string>();
-  const rewriteHashes = (annotations: Record<string, string>): void => {
-    const value = annotations[SIDECARSET_HASH];
-    if (value !== undefined && soleEntry?.(value) === true) {
-      annotations[SIDECARSET_HASH] = soleValue;
-      return;
-    }
+  const rewriteHashes = (before: Readonly<Record<string, string>>): WrittenHashes => {
+    const value = before[SIDECARSET_HASH];
+    if (value !== undefined && soleEntry?.(value) === true) return { hash: soleValue };
     const known = value === undefined ? undefined : rewritten.get(value);
-    if (known !== undefined) {
-      annotations[SIDECARSET_HASH] = known;
-      return;
-    }
+    if (known !== undefined) return { hash: known };
+    const written = writeHashes(before, ctx.name, hashEntry, timestamp);
     // Only the object form leaves the without-image annotation alone, so only it is remembered.
-    const form = writeHashes(annotations, ctx.name, hashEntry, timestamp);
-    if (value !== undefined && form === 'object') {
-      rewritten.set(value, annotations[SIDECARSET_HASH] as string);
-    }
+    if (value !== undefined && written.form === 'object') rewritten.set(value, written.hash);
+    return written;
   };
+  const paths = new Map<string, string>();
   return (pod, ref) => {
     const images = imageChanges(ctx, pod);
     const before = pod.metadata.annotations ?? {};
-    const after: Record<string, string> = { ...before };
-    rewriteHashes(after);
+    const hashes = rewriteHashes(before);
+    let after: Record<string, string> = { [SIDECARSET_HASH]: hashes.hash };
+    if (hashes.withoutImage !== undefined) {
+      after[SIDECARSET_HASH_WITHOUT_IMAGE] = hashes.withoutImage;
+    }
     after[SIDECARSET_INPLACE_UPDATE_STATE] = inPlaceUpdateState(ctx, pod, images, timestamp);
-    applyPatchPodMetadata(after, patchPodMetadata);
+    // patchPodMetadata may touch any annotation; without it, only the ones written can change.
+    if (patchPodMetadata.length > 0) {
+      after = { ...before, ...after };
+      applyPatchPodMetadata(after, patchPodMetadata);
+    }
     const annotations: Record<string, string> = {};
     for (const key in after) {
       const value = after[key] as string;
@@ -96,9 +97,15 @@ export function podUpgradeBuilder(
       images,
       hashEntry: { ...hashEntry, sidecarList: [...ctx.sidecarList] },
       annotations,
-      patch: toPatch(ref, images, annotations),
+      patch: toPatch(ref, images, annotations, paths),
     };
   };
+}
+
+/** The hash annotation's new value and, when a legacy one is converted, the without-image one. */
+interface WrittenHashes {
+  hash: string;
+  withoutImage?: string;
 }
 
 /**
@@ -108,25 +115,28 @@ export function podUpgradeBuilder(
  * by their own key, not by this SidecarSet.
  */
 function writeHashes(
-  annotations: Record<string, string>,
+  before: Readonly<Record<string, string>>,
   name: string,
   entry: SidecarSetUpgradeSpec,
   timestamp: string,
-): HashForm {
-  const read = readHashes(annotations[SIDECARSET_HASH]);
+): WrittenHashes & { form: HashForm } {
+  const read = readHashes(before[SIDECARSET_HASH]);
   let hashes: PodSidecarSetHashes = read.hashes;
+  let withoutImage: string | undefined;
   if (read.form !== 'object') {
-    const legacy = read.form === 'legacy' ? legacyMap(annotations[SIDECARSET_HASH]) : {};
+    const legacy = read.form === 'legacy' ? legacyMap(before[SIDECARSET_HASH]) : {};
     hashes = converted(legacy, timestamp);
-    const withoutImage = legacyMap(annotations[SIDECARSET_HASH_WITHOUT_IMAGE]);
-    if (withoutImage !== undefined) {
-      annotations[SIDECARSET_HASH_WITHOUT_IMAGE] = formatPodSidecarSetHashes(
-        converted({ ...legacy, ...withoutImage }, timestamp),
+    const legacyWithoutImage = legacyMap(before[SIDECARSET_HASH_WITHOUT_IMAGE]);
+    if (legacyWithoutImage !== undefined) {
+      withoutImage = formatPodSidecarSetHashes(
+        converted({ ...legacy, ...legacyWithoutImage }, timestamp),
       );
     }
   }
-  annotations[SIDECARSET_HASH] = formatPodSidecarSetHashes({ ...hashes, [name]: entry });
-  return read.form;
+  const hash = formatPodSidecarSetHashes({ ...hashes, [name]: entry });
+  return withoutImage === undefined
+    ? { form: read.form, hash }
+    : { form: read.form, hash, withoutImage };
 }
 
 /** The value as Go's map[string]string, or undefined when it does not decode as one. */
@@ -190,10 +200,12 @@ function pointerSegment(key: string): string {
   return tildes.replaceAll('/', '~1');
 }
 
+/** `paths`: the annotation paths made so far (the same few keys, pod after pod). */
 function toPatch(
   ref: PodRef,
   images: readonly ImageChange[],
   annotations: Readonly<Record<string, string>>,
+  paths: Map<string, string>,
 ): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
   if (ref.uid !== undefined) ops.push({ op: 'test', path: '/metadata/uid', value: ref.uid });
@@ -203,8 +215,13 @@ function toPatch(
     ops.push({ op: 'add', path: `${base}/image`, value: change.to });
   }
   // A matched pod always has annotations (the injected list), so each key can be added alone.
-  for (const [key, value] of Object.entries(annotations)) {
-    ops.push({ op: 'add', path: `/metadata/annotations/${pointerSegment(key)}`, value });
+  for (const key in annotations) {
+    let path = paths.get(key);
+    if (path === undefined) {
+      path = `/metadata/annotations/${pointerSegment(key)}`;
+      paths.set(key, path);
+    }
+    ops.push({ op: 'add', path, value: annotations[key] as string });
   }
   return ops;
 }

@@ -197,22 +197,18 @@ export function formatInPlaceUpdateStates(states: InPlaceUpdateStates): string {
 }
 
 function formatEntry(entry: InPlaceUpdateEntry): string {
-  const statuses = Object.keys(entry.lastContainerStatuses)
-    .sort(compareStrings)
-    .map((name) => {
-      const imageID = entry.lastContainerStatuses[name]?.imageID;
-      const body = imageID === undefined ? '{}' : `{"imageID":${quotedGoJson(imageID)}}`;
-      return `${quotedGoJson(name)}:${body}`;
-    });
-  const fields = [
-    `"revision":${quotedGoJson(entry.revision)}`,
-    `"updateTimestamp":${entry.updateTimestamp === null ? 'null' : quotedGoJson(entry.updateTimestamp)}`,
-    `"lastContainerStatuses":{${statuses.join(',')}}`,
-  ];
-  for (const key of Object.keys(entry.extra)) {
-    fields.push(`${quotedGoJson(key)}:${sortedJson(entry.extra[key])}`);
+  let statuses = '';
+  for (const name of Object.keys(entry.lastContainerStatuses).sort(compareStrings)) {
+    const imageID = entry.lastContainerStatuses[name]?.imageID;
+    const body = imageID === undefined ? '{}' : `{"imageID":${quotedGoJson(imageID)}}`;
+    statuses += `${statuses === '' ? '' : ','}${quotedGoJson(name)}:${body}`;
   }
-  return `{${fields.join(',')}}`;
+  const time = entry.updateTimestamp === null ? 'null' : quotedGoJson(entry.updateTimestamp);
+  let out = `{"revision":${quotedGoJson(entry.revision)},"updateTimestamp":${time},"lastContainerStatuses":{${statuses}}`;
+  for (const key of Object.keys(entry.extra)) {
+    out += `,${quotedGoJson(key)}:${sortedJson(entry.extra[key])}`;
+  }
+  return `${out}}`;
 }
 
 export type { SidecarSetUpgradeSpec };
