@@ -226,7 +226,7 @@ export class CandidateKeys {
   /** Each candidate's canonical times (timeOf), kept for the string-ranked fallback. */
   private readonly readyTimes: string[] = [];
   private readonly createdTimes: string[] = [];
-  /** The same times as laterFirstKeys numbers, worked out while the pod is at hand. */
+  /** The same times as compactTime numbers (−1 for none), worked out while the pod is at hand. */
   private readonly readyKeys: Float64Array;
   private readonly createdKeys: Float64Array;
   /** Set once a time is not in the canonical form: keys are then ranked from the strings. */
@@ -262,14 +262,13 @@ export class CandidateKeys {
     const ready = condition?.status === 'True';
     this.state[i] = (isUnscheduled(pod) ? 0 : 8) + phaseRank(pod) * 2 + (ready ? 1 : 0);
     this.restarts[i] = -maxRestarts(pod);
-    this.readyKeys[i] = ready ? this.timeKey(condition.lastTransitionTime, this.readyTimes) : 0;
+    this.readyKeys[i] = ready ? this.timeKey(condition.lastTransitionTime, this.readyTimes) : -1;
     if (!ready) this.readyTimes.push('');
     this.createdKeys[i] = this.timeKey(pod.metadata.creationTimestamp, this.createdTimes);
   }
 
   /**
-   * TIME_SPAN minus the compactTime of timeOf(value) (0 for no time), its canonical string pushed
-   * onto `times`. The form the API server writes is read digit by digit straight from the value (no
+   * The compactTime of timeOf(value) (−1 for no time), its canonical string pushed onto `times`. The form the API server writes is read digit by digit straight from the value (no
    * Date, no substring); anything else goes through timeOf and, when compactTime cannot represent
    * it, turns on the string ranking.
    */
@@ -278,15 +277,15 @@ export class CandidateKeys {
       const t = compactTime(value);
       if (t > GO_ZERO_COMPACT) {
         times.push(value);
-        return TIME_SPAN - t;
+        return t;
       }
     }
     const time = timeOf(value);
     times.push(time);
-    if (time === '') return 0;
+    if (time === '') return -1;
     const t = compactTime(time);
     if (t < 0) this.nonCanonical = true;
-    return TIME_SPAN - t;
+    return t;
   }
 
   /**
@@ -301,9 +300,11 @@ export class CandidateKeys {
       this.first.subarray(0, n),
       levelRanks(this.levelValues, n),
       this.state.subarray(0, n),
-      this.nonCanonical ? laterFirstKeys(this.readyTimes) : this.readyKeys.subarray(0, n),
+      this.nonCanonical ? laterFirstKeys(this.readyTimes) : laterFirstCompact(this.readyKeys, n),
       this.restarts.subarray(0, n),
-      this.nonCanonical ? laterFirstKeys(this.createdTimes) : this.createdKeys.subarray(0, n),
+      this.nonCanonical
+        ? laterFirstKeys(this.createdTimes)
+        : laterFirstCompact(this.createdKeys, n),
     ];
     if (tieBreak !== undefined) keys.push(tieBreak);
     return sortIndexesByKeys(keys, n);
@@ -320,8 +321,24 @@ function levelRanks(values: readonly bigint[], n: number): Float64Array {
   return ranks;
 }
 
-/** Larger than any 14-digit time number (and so than any compactTime). */
+/** Larger than any 14-digit time number. */
 const TIME_SPAN = 1e14;
+
+/**
+ * afterOrZero as numbers, smaller first, from the first n compactTimes (−1 for no time): 0 for no
+ * time, then later times first, counted down from just above the latest so that the keys stay as
+ * close together as the times are.
+ */
+function laterFirstCompact(compact: Float64Array, n: number): Float64Array {
+  let latest = -1;
+  for (let i = 0; i < n; i++) if ((compact[i] as number) > latest) latest = compact[i] as number;
+  const keys = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const t = compact[i] as number;
+    keys[i] = t < 0 ? 0 : latest + 1 - t;
+  }
+  return keys;
+}
 
 /**
  * afterOrZero as numbers, smaller first: 0 for a missing time, then later times first. Canonical
