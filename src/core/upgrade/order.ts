@@ -372,20 +372,32 @@ const TIME_PATTERN = '0000-00-00T00:00:00Z';
  * or with a field out of its range.
  */
 export function compactTime(time: string): number {
-  const digits = timeDigits(time);
-  if (digits < 0) return -1;
-  const s = digits % 100;
-  let rest = (digits - s) / 100;
-  const mi = rest % 100;
-  rest = (rest - mi) / 100;
-  const h = rest % 100;
-  rest = (rest - h) / 100;
-  const d = rest % 100;
-  rest = (rest - d) / 100;
-  const mo = rest % 100;
-  const y = (rest - mo) / 100;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return -1;
+  if (time.length !== TIME_PATTERN.length) return -1;
+  for (const at of SEPARATORS) if (time.charCodeAt(at) !== TIME_PATTERN.charCodeAt(at)) return -1;
+  // Each field read on its own keeps the arithmetic in small integers.
+  const y = field(time, 0, 4);
+  const mo = field(time, 5, 2);
+  const d = field(time, 8, 2);
+  const h = field(time, 11, 2);
+  const mi = field(time, 14, 2);
+  const s = field(time, 17, 2);
+  if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31) return -1;
+  if (h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 60) return -1;
   return ((((y * 12 + mo - 1) * 31 + d - 1) * 24 + h) * 60 + mi) * 61 + s;
+}
+
+/** Where TIME_PATTERN has a fixed character. */
+const SEPARATORS = [4, 7, 10, 13, 16, 19];
+
+/** The number of the `length` digits at `at`, or −1 if one is not a digit. */
+function field(time: string, at: number, length: number): number {
+  let n = 0;
+  for (let i = at; i < at + length; i++) {
+    const c = time.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    n = n * 10 + c;
+  }
+  return n;
 }
 
 /**

@@ -13,6 +13,7 @@ import type { OrderKey } from '../../../src/core/upgrade/order.js';
 import {
   candidateComparator,
   candidateOrder,
+  compactTime,
   orderKey,
   timeDigits,
 } from '../../../src/core/upgrade/order.js';
@@ -96,5 +97,44 @@ describe('candidate time keys', () => {
     assert.equal(timeDigits('2026-07-02T10:00:59.0Z'), -1);
     assert.equal(timeDigits('2026-07-02t10:00:59Z'), -1);
     assert.equal(timeDigits('2026-07-02T10:0a:59Z'), -1);
+  });
+
+  it('compactTime orders valid times as their strings and refuses the rest', () => {
+    const validArb = fc
+      .tuple(
+        fc.integer({ min: 0, max: 9999 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 1, max: 31 }),
+        fc.integer({ min: 0, max: 23 }),
+        fc.integer({ min: 0, max: 59 }),
+        fc.integer({ min: 0, max: 60 }),
+      )
+      .map(
+        ([y, ...rest]) =>
+          `${String(y).padStart(4, '0')}-${rest.map((n) => String(n).padStart(2, '0')).join('-')}`,
+      )
+      .map((t) => `${t.slice(0, 10)}T${t.slice(11).replaceAll('-', ':')}Z`);
+    fc.assert(
+      fc.property(validArb, validArb, (a, b) => {
+        const sign = Math.sign(compactTime(a) - compactTime(b));
+        assert.equal(sign, a < b ? -1 : a > b ? 1 : 0, `${a} ${b}`);
+      }),
+      { numRuns: 2000 },
+    );
+    assert.equal(compactTime('2026-07-02T10:00:59Z') > 0, true);
+    for (const t of [
+      '2026-13-02T10:00:59Z',
+      '2026-00-02T10:00:59Z',
+      '2026-07-32T10:00:59Z',
+      '2026-07-00T10:00:59Z',
+      '2026-07-02T24:00:59Z',
+      '2026-07-02T10:60:59Z',
+      '2026-07-02T10:00:61Z',
+      '2026-07-02T10:00:5aZ',
+      '2026/07-02T10:00:59Z',
+      '2026-07-02T10:00:59',
+    ]) {
+      assert.equal(compactTime(t), -1, t);
+    }
   });
 });
