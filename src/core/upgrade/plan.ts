@@ -357,8 +357,12 @@ function planRound(
     }
   }
   const ordered = orderCandidates(ctx, matched);
+  const candidatesReady = new Array<boolean>(ordered.length);
+  for (let k = 0; k < ordered.length; k++) {
+    candidatesReady[k] = ((matched.flags[ordered[k] as number] as number) & READY) !== 0;
+  }
   const outcome = upgradeCount({
-    candidatesReady: Array.from(ordered, (i) => ((matched.flags[i] as number) & READY) !== 0),
+    candidatesReady,
     partition: plan.budget.partition,
     maxUnavailable: plan.budget.maxUnavailable,
     unavailable: plan.budget.unavailable,
