@@ -10,6 +10,7 @@ import type { Labels } from '../selector.js';
 import type { UpdatePriorityStrategy } from '../sidecarset-types.js';
 import { safeMatches, selectorMatcher } from './context.js';
 import { hasReadyCondition, readyCondition } from './pod-state.js';
+import type { TieBreak } from './radix.js';
 import { sortIndexesByKeys } from './radix.js';
 
 export interface OrderKey {
@@ -289,11 +290,10 @@ export class CandidateKeys {
   }
 
   /**
-   * The added candidates' order, as indexes in the order they were added. `tieBreak`, when given,
-   * decides between candidates equal in every field (their namespace/name rank); the index does
-   * after it.
+   * The added candidates' order, as indexes in the order they were added. `ties`, when given,
+   * decides between candidates equal in every field (by namespace/name); the index does after it.
    */
-  order(tieBreak?: Float64Array): Int32Array {
+  order(ties?: TieBreak): Int32Array {
     const n = this.size;
     // One flag for both times: string ranking orders canonical times as their numbers do.
     const keys = [
@@ -306,8 +306,7 @@ export class CandidateKeys {
         ? laterFirstKeys(this.createdTimes)
         : laterFirstCompact(this.createdKeys, n),
     ];
-    if (tieBreak !== undefined) keys.push(tieBreak);
-    return sortIndexesByKeys(keys, n);
+    return sortIndexesByKeys(keys, n, ties);
   }
 }
 

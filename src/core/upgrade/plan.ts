@@ -56,8 +56,6 @@ const IN_FLIGHT = 4;
 interface MatchedPods {
   /** In the order they were given. */
   pods: Readonly<Pod>[];
-  /** Their indexes in namespace/name order. */
-  byName: Int32Array;
   flags: Uint8Array;
   /** CANDIDATE, NOT_SELECTED, ... for outdated pods when the round plans (else 0). */
   verdicts: Uint8Array;
@@ -112,11 +110,10 @@ export function planUpgrade(
     status: computeStatus(sidecarSet, statusCounts(matched.flags)),
     budget: budgetSummary(ctx, matched.flags),
   };
-  const outdated = outdatedPods(matched);
-  const refs = (): PodRef[] => outdated.map((i) => refOf(matched, i));
+  const refs = (): PodRef[] => outdatedPods(matched).map((i) => refOf(matched, i));
   if (ctx.notUpdate) return stopped(plan, 'NotUpdate', refs(), 'updateStrategy.type is NotUpdate');
   if (ctx.paused) return stopped(plan, 'Paused', refs(), 'updateStrategy.paused is true');
-  if (outdated.length === 0) return { ...plan, stopped: 'Complete' };
+  if (plan.status.updatedPods === plan.status.matchedPods) return { ...plan, stopped: 'Complete' };
   if (ctx.hot.length > 0) {
     plan.held = refs().map((ref) =>
       hold(ref, 'HotUpgradeUnsupported', 'the SidecarSet has a HotUpgrade container'),
@@ -134,7 +131,6 @@ function readPods(
 ): { matched: MatchedPods; excluded: ExcludedPod[] } {
   const matched: MatchedPods = {
     pods: [],
-    byName: new Int32Array(0),
     flags: new Uint8Array(pods.length),
     verdicts: new Uint8Array(pods.length),
     namespaces: [],
@@ -171,7 +167,6 @@ function readPods(
   const n = matched.pods.length;
   matched.flags = matched.flags.subarray(0, n);
   matched.verdicts = matched.verdicts.subarray(0, n);
-  matched.byName = nameOrder(matched.namespaces, matched.names);
   excluded.sort((a, b) => byRef(a.pod, b.pod));
   return { matched, excluded };
 }
@@ -220,61 +215,16 @@ function readForRound(
 }
 
 /**
- * Indexes of `pods` in namespace/name order, stable (equal names keep their given order). The
- * few namespaces are ranked once and the pods bucketed by that rank; each bucket is then sorted by
- * name (UTF-16 code units, as compareStrings orders).
+ * Matched pods (as indexes) by namespace, then name, then the order given: the plan's lists follow
+ * it, and candidates equal in every other field are ordered by it. Only the pods a list names are
+ * sorted, never the whole fleet.
  */
-export function nameOrder(podNamespaces: readonly string[], names: readonly string[]): Int32Array {
-  const n = names.length;
-  const namespaces = new Map<string, number>();
-  const nsCodes = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    const namespace = podNamespaces[i] as string;
-    let code = namespaces.get(namespace);
-    if (code === undefined) {
-      code = namespaces.size;
-      namespaces.set(namespace, code);
-    }
-    nsCodes[i] = code;
-  }
-  // Bucket starts by namespace rank, then a stable counting pass into `order`.
-  const starts = new Int32Array(namespaces.size + 1);
-  [...namespaces.keys()]
-    .sort(compareStrings)
-    .forEach((namespace, r) => (starts[(namespaces.get(namespace) as number) + 1] = r));
-  const rankOf = starts.slice(1);
-  starts.fill(0);
-  for (let i = 0; i < n; i++) {
-    const at = (rankOf[nsCodes[i] as number] as number) + 1;
-    starts[at] = (starts[at] as number) + 1;
-  }
-  for (let r = 1; r < starts.length; r++) {
-    starts[r] = (starts[r] as number) + (starts[r - 1] as number);
-  }
-  const order = new Int32Array(n);
-  const next = starts.slice(0, -1);
-  for (let i = 0; i < n; i++) {
-    const r = rankOf[nsCodes[i] as number] as number;
-    order[next[r] as number] = i;
-    next[r] = (next[r] as number) + 1;
-  }
-  for (let r = 0; r + 1 < starts.length; r++) {
-    sortByName(order, starts[r] as number, starts[r + 1] as number, names);
-  }
-  return order;
-}
-
-/**
- * order[from..to) sorted by name, equal names by index: a total order, so the sort's own
- * stability does not matter. Inputs listed as the API server lists them (namespace/name order)
- * are already sorted, which the engine's merge sort finds in one pass.
- */
-function sortByName(order: Int32Array, from: number, to: number, names: readonly string[]): void {
-  order.subarray(from, to).sort((a, b) => {
-    const x = names[a] as string;
-    const y = names[b] as string;
-    return x < y ? -1 : x > y ? 1 : a - b;
-  });
+function nameComparator(matched: MatchedPods): (a: number, b: number) => number {
+  const { namespaces, names } = matched;
+  return (a, b) =>
+    compareStrings(namespaces[a] as string, namespaces[b] as string) ||
+    compareStrings(names[a] as string, names[b] as string) ||
+    a - b;
 }
 
 function statusCounts(flags: Uint8Array): StatusCounts {
@@ -292,9 +242,10 @@ function statusCounts(flags: Uint8Array): StatusCounts {
 /** Indexes of the matched pods not yet updated, in namespace/name order. */
 function outdatedPods(matched: MatchedPods): number[] {
   const outdated: number[] = [];
-  for (const i of matched.byName)
+  for (let i = 0; i < matched.flags.length; i++) {
     if (((matched.flags[i] as number) & UPDATED) === 0) outdated.push(i);
-  return outdated;
+  }
+  return outdated.sort(nameComparator(matched));
 }
 
 /** An outdated pod's ref (made when the pod was read). */
@@ -341,22 +292,25 @@ function planRound(
   plan: UpgradePlan,
   now: Date,
 ): UpgradePlan {
+  const byName = nameComparator(matched);
   // Pods held for their own state, listed after the candidates' holds.
   const otherHolds: number[] = [];
-  for (const i of matched.byName) {
+  const notUpgradable: number[] = [];
+  for (let i = 0; i < matched.verdicts.length; i++) {
     const verdict = matched.verdicts[i];
-    if (verdict === NOT_SELECTED || verdict === IN_FLIGHT) {
-      otherHolds.push(i);
-    } else if (verdict === NOT_UPGRADABLE) {
-      plan.notUpgradable.push({
-        pod: refOf(matched, i),
-        reason: 'UpdateImmutableField',
-        message:
-          'a sidecar field other than image changed; the pod keeps its sidecar until recreated',
-      });
-    }
+    if (verdict === NOT_SELECTED || verdict === IN_FLIGHT) otherHolds.push(i);
+    else if (verdict === NOT_UPGRADABLE) notUpgradable.push(i);
   }
-  const ordered = orderCandidates(ctx, matched);
+  for (const i of notUpgradable.sort(byName)) {
+    plan.notUpgradable.push({
+      pod: refOf(matched, i),
+      reason: 'UpdateImmutableField',
+      message:
+        'a sidecar field other than image changed; the pod keeps its sidecar until recreated',
+    });
+  }
+  otherHolds.sort(byName);
+  const ordered = orderCandidates(ctx, matched, byName);
   const candidatesReady = new Array<boolean>(ordered.length);
   for (let k = 0; k < ordered.length; k++) {
     candidatesReady[k] = ((matched.flags[ordered[k] as number] as number) & READY) !== 0;
@@ -405,19 +359,18 @@ function planRound(
 }
 
 /**
- * The candidates in upgrade order, as indexes into matched.pods: sorted by their fields with the
- * namespace/name rank as the last tie-break, then scattered.
+ * The candidates in upgrade order, as indexes into matched.pods: sorted by their fields with
+ * namespace/name as the last tie-break, then scattered.
  */
-function orderCandidates(ctx: SidecarSetContext, matched: MatchedPods): Int32Array {
-  const { candidates, byName } = matched;
-  // Plain loops over typed arrays: the callback forms cost a call per pod.
-  const nameRank = new Int32Array(matched.pods.length);
-  for (let r = 0; r < byName.length; r++) nameRank[byName[r] as number] = r;
-  const tieBreak = new Float64Array(candidates.length);
-  for (let c = 0; c < candidates.length; c++) {
-    tieBreak[c] = nameRank[candidates[c] as number] as number;
-  }
-  const sorted = pick(candidates, matched.keys.order(tieBreak));
+function orderCandidates(
+  ctx: SidecarSetContext,
+  matched: MatchedPods,
+  byName: (a: number, b: number) => number,
+): Int32Array {
+  const { candidates } = matched;
+  const ties = (a: number, b: number): number =>
+    byName(candidates[a] as number, candidates[b] as number);
+  const sorted = pick(candidates, matched.keys.order(ties));
   if (matched.scatter === undefined) return sorted;
   return pick(sorted, scatterCodedPods(matched.scatter, byName, ctx.scatter, sorted));
 }

@@ -11,17 +11,26 @@ interface Ranks {
   count: number;
 }
 
+/** A last comparison between two indexes that tie in every key (0 leaves it to the index). */
+export type TieBreak = (a: number, b: number) => number;
+
 /**
  * The indexes 0..n−1 in the order that comparing `keys[0]`, then `keys[1]`, ... (smaller first,
- * as `a − b` compares), then the index itself gives. A key holding NaN has no consistent order;
- * the comparator sort that this replaces is then used as it is, so the answer stays the same.
+ * as `a − b` compares), then `ties`, then the index itself gives. Only the runs that tie in every
+ * key are compared by `ties` (over a large fleet they are short). A key holding NaN has no
+ * consistent order; the comparator sort that this replaces is then used as it is, so the answer
+ * stays the same.
  */
-export function sortIndexesByKeys(keys: readonly Float64Array[], n: number): Int32Array {
+export function sortIndexesByKeys(
+  keys: readonly Float64Array[],
+  n: number,
+  ties?: TieBreak,
+): Int32Array {
   let order = identity(n);
   let next = new Int32Array(n);
   for (let k = keys.length - 1; k >= 0; k--) {
     const ranked = rankValues(keys[k] as Float64Array, n);
-    if (ranked === undefined) return comparatorSort(keys, n);
+    if (ranked === undefined) return comparatorSort(keys, n, ties);
     if (ranked.count <= 1) continue;
     if (ranked.count <= DIGIT * 2) {
       countingPass(order, next, ranked);
@@ -39,7 +48,23 @@ export function sortIndexesByKeys(keys: readonly Float64Array[], n: number): Int
     countingPass(order, next, { ranks: low, count: DIGIT });
     countingPass(next, order, { ranks: high, count: Math.ceil(ranked.count / DIGIT) });
   }
+  if (ties !== undefined) settleTies(order, keys, ties);
   return order;
+}
+
+/** Each run of `order` equal in every key (in index order so far) sorted by `ties`, then index. */
+function settleTies(order: Int32Array, keys: readonly Float64Array[], ties: TieBreak): void {
+  let start = 0;
+  for (let k = 1; k <= order.length; k++) {
+    if (k < order.length && sameKeys(keys, order[start] as number, order[k] as number)) continue;
+    if (k - start > 1) order.subarray(start, k).sort((a, b) => ties(a, b) || a - b);
+    start = k;
+  }
+}
+
+function sameKeys(keys: readonly Float64Array[], a: number, b: number): boolean {
+  for (const key of keys) if (key[a] !== key[b]) return false;
+  return true;
 }
 
 /** The base of a wide key's two digits. */
@@ -55,14 +80,18 @@ export function identity(n: number): Int32Array<ArrayBuffer> {
 }
 
 /** The definition: Array.prototype.sort (stable) with the fields compared in turn. */
-export function comparatorSort(keys: readonly Float64Array[], n: number): Int32Array {
+export function comparatorSort(
+  keys: readonly Float64Array[],
+  n: number,
+  ties?: TieBreak,
+): Int32Array {
   const order = Array.from({ length: n }, (_, i) => i);
   order.sort((a, b) => {
     for (const key of keys) {
       const d = (key[a] as number) - (key[b] as number);
       if (d) return d;
     }
-    return a - b;
+    return (ties?.(a, b) ?? 0) || a - b;
   });
   return Int32Array.from(order);
 }

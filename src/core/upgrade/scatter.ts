@@ -26,7 +26,7 @@ export function expandScatterTerms(
   terms: readonly UpdateScatterTerm[],
   podsInNameOrder: readonly Labelled[],
 ): ScatterTerm[] {
-  return expandTerms(terms, (key) => keyValues([key], podsInNameOrder).get(key)?.values ?? []);
+  return expandTerms(terms, (key) => keyValues([key], podsInNameOrder).get(key)?.values() ?? []);
 }
 
 function expandTerms(
@@ -65,7 +65,7 @@ interface KeyValues {
   /** Each pod's code, −1 when it lacks the label. */
   codes: Int32Array;
   /** The pods' distinct values, in order of first appearance (the key-only expansion). */
-  values: string[];
+  values: () => string[];
   /** code → how many pods carry it. */
   totals: number[];
   /** How many pods carry the key at all. */
@@ -123,38 +123,50 @@ export class LabelCodes {
     }
   }
 
+  /** How many pods were added. */
+  get count(): number {
+    return this.size;
+  }
+
   /**
-   * KeyValues per key. Its `values` are in order of first appearance along `order` (indexes in the
-   * order the pods were added; by default that order itself).
+   * KeyValues per key. Its `values` are in order of first appearance in the order `earlier` gives
+   * the pods (indexes in the order they were added; by default that order itself), worked out
+   * only when asked for (key-only terms).
    */
-  keyValues(order?: ArrayLike<number>): Map<string, KeyValues> {
+  keyValues(earlier?: (a: number, b: number) => number): Map<string, KeyValues> {
     return new Map(
       this.keys.map((key, k) => {
         const kv = this.coded[k] as KeyCoding;
         const codes = kv.codes.subarray(0, this.size);
-        return [key, { ...kv, codes, values: valuesInOrder(kv, codes, order) }];
+        return [key, { ...kv, codes, values: () => valuesInOrder(kv, codes, earlier) }];
       }),
     );
   }
 }
 
-/** The distinct values of a key in order of first appearance along `order`. */
+/**
+ * The distinct values of a key in order of first appearance in the order `earlier` gives: each
+ * value's first pod is found in one pass, without ordering all the pods.
+ */
 function valuesInOrder(
   kv: KeyCoding,
   codes: Int32Array,
-  order: ArrayLike<number> | undefined,
+  earlier: ((a: number, b: number) => number) | undefined,
 ): string[] {
   const byCode = [...kv.dictionary.keys()];
-  if (order === undefined) return byCode;
-  const values: string[] = [];
-  const seen = new Uint8Array(byCode.length);
-  for (let k = 0; k < order.length && values.length < byCode.length; k++) {
-    const code = codes[order[k] as number] as number;
-    if (code < 0 || seen[code] === 1) continue;
-    seen[code] = 1;
-    values.push(byCode[code] as string);
+  if (earlier === undefined) return byCode;
+  const first = new Int32Array(byCode.length).fill(-1);
+  for (let i = 0; i < codes.length; i++) {
+    const code = codes[i] as number;
+    if (code < 0) continue;
+    const f = first[code] as number;
+    if (f === -1 || earlier(i, f) < 0) first[code] = i;
   }
-  return values;
+  const carried: number[] = [];
+  for (let code = 0; code < byCode.length; code++)
+    if ((first[code] as number) >= 0) carried.push(code);
+  carried.sort((a, b) => earlier(first[a] as number, first[b] as number));
+  return carried.map((code) => byCode[code] as string);
 }
 
 function codeOf(dictionary: Map<string, number>, value: string): number {
@@ -220,24 +232,19 @@ export function scatterKeys(scatter: readonly UpdateScatterTerm[]): string[] {
 
 /**
  * scatterOrder over pods already coded: `codes` holds every matched pod (keys from scatterKeys),
- * `nameOrder` their indexes in namespace/name order, `positions` each candidate's index among them
- * (candidates in the order so far). The new order, as indexes into `positions`.
+ * `byName` orders them (as indexes) by namespace/name, `positions` holds each candidate's index
+ * among them (candidates in the order so far). The new order, as indexes into `positions`.
  */
 export function scatterCodedPods(
   codes: LabelCodes,
-  nameOrder: ArrayLike<number>,
+  byName: (a: number, b: number) => number,
   scatter: readonly UpdateScatterTerm[],
   positions: Int32Array,
 ): Int32Array {
-  const byKey = codes.keyValues(nameOrder);
+  const byKey = codes.keyValues(byName);
   const codesOf = (_key: string, kv: KeyValues): Int32Array =>
     positions.map((p) => kv.codes[p] as number);
-  return scatterCoded(
-    byKey,
-    scatter,
-    { count: positions.length, allCount: nameOrder.length },
-    codesOf,
-  );
+  return scatterCoded(byKey, scatter, { count: positions.length, allCount: codes.count }, codesOf);
 }
 
 function scatterCoded(
@@ -247,7 +254,7 @@ function scatterCoded(
   codesOf: (key: string, kv: KeyValues) => Int32Array,
 ): Int32Array {
   const valuesOfKey = (key: string): KeyValues => byKey.get(key) as KeyValues;
-  const terms = expandTerms(scatter, (key) => valuesOfKey(key).values);
+  const terms = expandTerms(scatter, (key) => valuesOfKey(key).values());
   if (terms.length === 0 || count <= 1) return identity(count);
   const codesByKey = new Map<string, Int32Array>();
   const codedTerms = terms.map((t): CodedTerm => {

@@ -17,8 +17,7 @@ import {
 } from '../../../src/core/pod-hash-annotation.js';
 import type { UpdatePriorityStrategy } from '../../../src/core/sidecarset-types.js';
 import { candidateComparator, candidateOrder, orderKey } from '../../../src/core/upgrade/order.js';
-import { nameOrder, planUpgrade } from '../../../src/core/upgrade/plan.js';
-import { compareStrings } from '../../../src/core/json.js';
+import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import type { LabelSelector } from '../../../src/core/k8s-types.js';
 import {
   safeMatches,
@@ -259,28 +258,45 @@ describe('annotation writers', () => {
   });
 });
 
-describe('nameOrder', () => {
-  it('orders as the namespace/name comparator, equal names by index', () => {
-    // Few characters, so that prefixes, repeated names and whole duplicates are common.
-    const text = fc.string({
-      unit: fc.constantFrom('a', 'b', '-', '.', '/', '\u00e9', '\ud83d'),
-      maxLength: 3,
-    });
+describe("the plan's candidate order", () => {
+  it("is candidateComparator's (namespace/name last), whatever order the pods come in", () => {
+    const priorities: (UpdatePriorityStrategy | undefined)[] = [
+      undefined,
+      { weightPriority: [{ weight: 50, matchSelector: { matchLabels: { app: 'a' } } }] },
+      { orderPriority: [{ orderedKey: 'zone' }] },
+    ];
     fc.assert(
-      fc.property(fc.array(fc.tuple(text, text), { maxLength: 40 }), (pods) => {
-        const namespaces = pods.map(([namespace]) => namespace);
-        const podNames = pods.map(([, name]) => name);
-        const expected = pods
-          .map((_, i) => i)
-          .sort(
-            (a, b) =>
-              compareStrings(namespaces[a] as string, namespaces[b] as string) ||
-              compareStrings(podNames[a] as string, podNames[b] as string) ||
-              a - b,
-          );
-        assert.deepEqual(Array.from(nameOrder(namespaces, podNames)), expected);
-      }),
-      { numRuns: 500 },
+      fc.property(
+        fc.array(podArb, { maxLength: 40 }),
+        fc.constantFrom(...priorities),
+        fc.nat(),
+        (specs, priority, turn) => {
+          const pods = buildPods(specs);
+          const at = pods.length === 0 ? 0 : turn % pods.length;
+          const given = [...pods.slice(at), ...pods.slice(0, at)].reverse();
+          const ss = upgradeSidecarSet({
+            maxUnavailable: 2,
+            partition: 1,
+            ...(priority === undefined ? {} : { priorityStrategy: priority }),
+          });
+          const plan = planUpgrade(ss, given, { now });
+          const excluded = new Set(plan.excluded.map((e) => e.pod.name));
+          const compare = candidateComparator(priority);
+          const expected = pods
+            .filter((pod) => !excluded.has(pod.metadata.name ?? ''))
+            .map((pod) => orderKey(pod, pod.metadata.namespace ?? '', priority))
+            .sort(compare)
+            .map((k) => k.name);
+          const listed = [
+            ...plan.upgrade.map((u) => u.pod.name),
+            ...plan.held
+              .filter((h) => h.reason === 'MaxUnavailable' || h.reason === 'Partition')
+              .map((h) => h.pod.name),
+          ];
+          assert.deepEqual(listed, expected);
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });

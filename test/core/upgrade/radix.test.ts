@@ -43,6 +43,38 @@ describe('sortIndexesByKeys', () => {
     );
   });
 
+  it('breaks the ties left by every key with the given comparison, then the index', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(fc.integer({ min: 0, max: 3 }), valueArb, fc.integer({ min: 0, max: 4 })),
+          {
+            maxLength: 60,
+          },
+        ),
+        (rows) => {
+          const keys = columns(
+            rows.map(([a, b]) => [a, b]),
+            2,
+          );
+          const tie = rows.map(([, , t]) => t);
+          const ties = (a: number, b: number): number => (tie[a] as number) - (tie[b] as number);
+          assert.deepEqual(
+            Array.from(sortIndexesByKeys(keys, rows.length, ties)),
+            Array.from(comparatorSort(keys, rows.length, ties)),
+          );
+          // NaN takes the comparator path, ties included.
+          const withNaN = [...keys, Float64Array.from(rows, (_, i) => (i === 0 ? NaN : 0))];
+          assert.deepEqual(
+            Array.from(sortIndexesByKeys(withNaN, rows.length, ties)),
+            Array.from(comparatorSort(withNaN, rows.length, ties)),
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
   it('sorts by the first n values of longer key arrays', () => {
     const keys = [Float64Array.from([3, 1, 2, 0, 0]), Float64Array.from([0, 0, 0, 9, 9])];
     assert.deepEqual(Array.from(sortIndexesByKeys(keys, 3)), [1, 2, 0]);
