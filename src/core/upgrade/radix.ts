@@ -28,10 +28,13 @@ export function sortIndexesByKeys(
 ): Int32Array {
   let order = identity(n);
   let next = new Int32Array(n);
+  // The keys that tell indexes apart: only they can end a run of ties.
+  const used: Float64Array[] = [];
   for (let k = keys.length - 1; k >= 0; k--) {
     const ranked = rankValues(keys[k] as Float64Array, n);
     if (ranked === undefined) return comparatorSort(keys, n, ties);
     if (ranked.count <= 1) continue;
+    used.push(keys[k] as Float64Array);
     if (ranked.count <= DIGIT * 2) {
       countingPass(order, next, ranked);
       [order, next] = [next, order];
@@ -48,7 +51,7 @@ export function sortIndexesByKeys(
     countingPass(order, next, { ranks: low, count: DIGIT });
     countingPass(next, order, { ranks: high, count: Math.ceil(ranked.count / DIGIT) });
   }
-  if (ties !== undefined) settleTies(order, keys, ties);
+  if (ties !== undefined) settleTies(order, used, ties);
   return order;
 }
 
