@@ -213,7 +213,8 @@ export function candidateOrder(
  * pod was the planner's largest cost at 100,000 pods.
  */
 export class CandidateKeys {
-  private size = 0;
+  /** How many candidates have been added. */
+  size = 0;
   private readonly weights: readonly { weight: number; matches: (labels: Labels) => boolean }[];
   private readonly byLevel: UpdatePriorityStrategy | undefined;
   /** Smaller first: −weight, or the orderPriority level. */
@@ -225,8 +226,8 @@ export class CandidateKeys {
   /** −(most restarts): more restarts first. */
   private readonly restarts: Float64Array;
   /** Each candidate's canonical times (timeOf), kept for the string-ranked fallback. */
-  private readonly readyTimes: string[] = [];
-  private readonly createdTimes: string[] = [];
+  private readonly readyTimes: string[];
+  private readonly createdTimes: string[];
   /** The same times as compactTime numbers (−1 for none), worked out while the pod is at hand. */
   private readonly readyKeys: Float64Array;
   private readonly createdKeys: Float64Array;
@@ -245,6 +246,8 @@ export class CandidateKeys {
     this.state = new Float64Array(capacity);
     this.restarts = new Float64Array(capacity);
     this.readyKeys = new Float64Array(capacity);
+    this.readyTimes = new Array<string>(capacity);
+    this.createdTimes = new Array<string>(capacity);
     this.createdKeys = new Float64Array(capacity);
   }
 
@@ -263,26 +266,26 @@ export class CandidateKeys {
     const ready = condition?.status === 'True';
     this.state[i] = (isUnscheduled(pod) ? 0 : 8) + phaseRank(pod) * 2 + (ready ? 1 : 0);
     this.restarts[i] = -maxRestarts(pod);
-    this.readyKeys[i] = ready ? this.timeKey(condition.lastTransitionTime, this.readyTimes) : -1;
-    if (!ready) this.readyTimes.push('');
-    this.createdKeys[i] = this.timeKey(pod.metadata.creationTimestamp, this.createdTimes);
+    this.readyKeys[i] = ready ? this.timeKey(condition.lastTransitionTime, this.readyTimes, i) : -1;
+    if (!ready) this.readyTimes[i] = '';
+    this.createdKeys[i] = this.timeKey(pod.metadata.creationTimestamp, this.createdTimes, i);
   }
 
   /**
-   * The compactTime of timeOf(value) (−1 for no time), its canonical string pushed onto `times`. The form the API server writes is read digit by digit straight from the value (no
+   * The compactTime of timeOf(value) (−1 for no time), its canonical string stored as `times[i]`. The form the API server writes is read digit by digit straight from the value (no
    * Date, no substring); anything else goes through timeOf and, when compactTime cannot represent
    * it, turns on the string ranking.
    */
-  private timeKey(value: string | null | undefined, times: string[]): number {
+  private timeKey(value: string | null | undefined, times: string[], i: number): number {
     if (typeof value === 'string') {
       const t = compactTime(value);
       if (t > GO_ZERO_COMPACT) {
-        times.push(value);
+        times[i] = value;
         return t;
       }
     }
     const time = timeOf(value);
-    times.push(time);
+    times[i] = time;
     if (time === '') return -1;
     const t = compactTime(time);
     if (t < 0) this.nonCanonical = true;
@@ -300,10 +303,12 @@ export class CandidateKeys {
       this.first.subarray(0, n),
       levelRanks(this.levelValues, n),
       this.state.subarray(0, n),
-      this.nonCanonical ? laterFirstKeys(this.readyTimes) : laterFirstCompact(this.readyKeys, n),
+      this.nonCanonical
+        ? laterFirstKeys(this.readyTimes.slice(0, n))
+        : laterFirstCompact(this.readyKeys, n),
       this.restarts.subarray(0, n),
       this.nonCanonical
-        ? laterFirstKeys(this.createdTimes)
+        ? laterFirstKeys(this.createdTimes.slice(0, n))
         : laterFirstCompact(this.createdKeys, n),
     ];
     return sortIndexesByKeys(keys, n, ties);

@@ -67,8 +67,8 @@ interface MatchedPods {
    * each pod's metadata is at hand rather than in a second pass over the scattered pods.
    */
   refs: (PodRef | undefined)[];
-  /** The candidates (indexes into `pods`, in the order read) and their sort fields. */
-  candidates: number[];
+  /** The candidates (indexes into `pods`, in the order read; `keys.size` of them) and their sort fields. */
+  candidates: Int32Array;
   keys: CandidateKeys;
   /** Scatter label codes of every matched pod, when the round plans with scatter. */
   scatter: LabelCodes | undefined;
@@ -129,14 +129,16 @@ function readPods(
   pods: readonly Readonly<Pod>[],
   plans: boolean,
 ): { matched: MatchedPods; excluded: ExcludedPod[] } {
+  // Sized for every pod up front, then cut to the matched ones: arrays grown one push at a time
+  // leave their outgrown copies to the garbage collector, which over a large fleet is a real cost.
   const matched: MatchedPods = {
-    pods: [],
+    pods: new Array<Readonly<Pod>>(pods.length),
     flags: new Uint8Array(pods.length),
     verdicts: new Uint8Array(pods.length),
-    namespaces: [],
-    names: [],
-    refs: [],
-    candidates: [],
+    namespaces: new Array<string>(pods.length),
+    names: new Array<string>(pods.length),
+    refs: new Array<PodRef | undefined>(pods.length),
+    candidates: new Int32Array(plans ? pods.length : 0),
     keys: new CandidateKeys(ctx.priority, plans ? pods.length : 0),
     scatter:
       plans && ctx.scatter.length > 0
@@ -144,27 +146,31 @@ function readPods(
         : undefined,
   };
   const excluded: ExcludedPod[] = [];
+  let n = 0;
   for (const pod of pods) {
     const reason = exclusion(ctx, pod);
     if (reason !== undefined) {
       excluded.push({ pod: podRef(pod), ...reason });
       continue;
     }
-    const i = matched.pods.length;
-    matched.pods.push(pod);
+    const i = n++;
+    matched.pods[i] = pod;
     const updated = isUpdated(ctx, pod);
     const namespace = podNamespace(pod);
     const name = pod.metadata.name ?? '';
-    matched.namespaces.push(namespace);
-    matched.names.push(name);
-    matched.refs.push(updated ? undefined : makeRef(namespace, name, pod.metadata.uid));
+    matched.namespaces[i] = namespace;
+    matched.names[i] = name;
+    matched.refs[i] = updated ? undefined : makeRef(namespace, name, pod.metadata.uid);
     matched.flags[i] =
       (updated ? UPDATED : 0) |
       (isReady(ctx, pod) ? READY : 0) |
       (isStateConsistent(ctx, pod) ? CONSISTENT : 0);
     if (plans) readForRound(ctx, matched, i, updated);
   }
-  const n = matched.pods.length;
+  for (const list of [matched.pods, matched.namespaces, matched.names, matched.refs]) {
+    list.length = n;
+  }
+  matched.candidates = matched.candidates.subarray(0, matched.keys.size);
   matched.flags = matched.flags.subarray(0, n);
   matched.verdicts = matched.verdicts.subarray(0, n);
   excluded.sort((a, b) => byRef(a.pod, b.pod));
@@ -209,7 +215,7 @@ function readForRound(
   matched.verdicts[i] =
     verdict === 'notUpgradable' ? NOT_UPGRADABLE : verdict === 'inFlight' ? IN_FLIGHT : CANDIDATE;
   if (verdict === 'candidate') {
-    matched.candidates.push(i);
+    matched.candidates[matched.keys.size] = i;
     matched.keys.add(pod, labels);
   }
 }
