@@ -10,7 +10,6 @@ import type { Labels } from '../selector.js';
 import type { UpdatePriorityStrategy } from '../sidecarset-types.js';
 import { safeMatches, selectorMatcher } from './context.js';
 import { hasReadyCondition, readyCondition } from './pod-state.js';
-import type { TieBreak } from './radix.js';
 import { sortIndexesByKeys } from './radix.js';
 
 export interface OrderKey {
@@ -293,10 +292,11 @@ export class CandidateKeys {
   }
 
   /**
-   * The added candidates' order, as indexes in the order they were added. `ties`, when given,
-   * decides between candidates equal in every field (by namespace/name); the index does after it.
+   * The added candidates' order, as indexes in the order they were added. `last`, when given, is
+   * one more key after every field; `names`, when given, decide between candidates equal in all of
+   * them; the index does after them.
    */
-  order(ties?: TieBreak): Int32Array {
+  order(last?: Float64Array, names?: readonly string[]): Int32Array {
     const n = this.size;
     // One flag for both times: string ranking orders canonical times as their numbers do.
     const keys = [
@@ -311,7 +311,8 @@ export class CandidateKeys {
         ? laterFirstKeys(this.createdTimes.slice(0, n))
         : laterFirstCompact(this.createdKeys, n),
     ];
-    return sortIndexesByKeys(keys, n, ties);
+    if (last !== undefined) keys.push(last);
+    return sortIndexesByKeys(keys, n, names);
   }
 }
 

@@ -223,14 +223,33 @@ function readForRound(
 /**
  * Matched pods (as indexes) by namespace, then name, then the order given: the plan's lists follow
  * it, and candidates equal in every other field are ordered by it. Only the pods a list names are
- * sorted, never the whole fleet.
+ * sorted, never the whole fleet; namespaces are compared by their rank among the few there are.
  */
-function nameComparator(matched: MatchedPods): (a: number, b: number) => number {
+interface NameOrder {
+  compare: (a: number, b: number) => number;
+  /** Each matched pod's namespace rank. */
+  namespaceRanks: Int32Array;
+}
+
+function nameOrder(matched: MatchedPods): NameOrder {
   const { namespaces, names } = matched;
-  return (a, b) =>
-    compareStrings(namespaces[a] as string, namespaces[b] as string) ||
-    compareStrings(names[a] as string, names[b] as string) ||
-    a - b;
+  const codes = new Map<string, number>();
+  for (const namespace of namespaces) if (!codes.has(namespace)) codes.set(namespace, codes.size);
+  const rankOf = new Int32Array(codes.size);
+  [...codes.keys()].sort(compareStrings).forEach((namespace, r) => {
+    rankOf[codes.get(namespace) as number] = r;
+  });
+  const namespaceRanks = new Int32Array(namespaces.length);
+  for (let i = 0; i < namespaces.length; i++) {
+    namespaceRanks[i] = rankOf[codes.get(namespaces[i] as string) as number] as number;
+  }
+  return {
+    namespaceRanks,
+    compare: (a, b) =>
+      (namespaceRanks[a] as number) - (namespaceRanks[b] as number) ||
+      compareStrings(names[a] as string, names[b] as string) ||
+      a - b,
+  };
 }
 
 function statusCounts(flags: Uint8Array): StatusCounts {
@@ -251,7 +270,7 @@ function outdatedPods(matched: MatchedPods): number[] {
   for (let i = 0; i < matched.flags.length; i++) {
     if (((matched.flags[i] as number) & UPDATED) === 0) outdated.push(i);
   }
-  return outdated.sort(nameComparator(matched));
+  return outdated.sort(nameOrder(matched).compare);
 }
 
 /** An outdated pod's ref (made when the pod was read). */
@@ -298,7 +317,7 @@ function planRound(
   plan: UpgradePlan,
   now: Date,
 ): UpgradePlan {
-  const byName = nameComparator(matched);
+  const byName = nameOrder(matched);
   // Pods held for their own state, listed after the candidates' holds.
   const otherHolds: number[] = [];
   const notUpgradable: number[] = [];
@@ -307,7 +326,7 @@ function planRound(
     if (verdict === NOT_SELECTED || verdict === IN_FLIGHT) otherHolds.push(i);
     else if (verdict === NOT_UPGRADABLE) notUpgradable.push(i);
   }
-  for (const i of notUpgradable.sort(byName)) {
+  for (const i of notUpgradable.sort(byName.compare)) {
     plan.notUpgradable.push({
       pod: refOf(matched, i),
       reason: 'UpdateImmutableField',
@@ -315,7 +334,7 @@ function planRound(
         'a sidecar field other than image changed; the pod keeps its sidecar until recreated',
     });
   }
-  otherHolds.sort(byName);
+  otherHolds.sort(byName.compare);
   const ordered = orderCandidates(ctx, matched, byName);
   const candidatesReady = new Array<boolean>(ordered.length);
   for (let k = 0; k < ordered.length; k++) {
@@ -365,20 +384,25 @@ function planRound(
 }
 
 /**
- * The candidates in upgrade order, as indexes into matched.pods: sorted by their fields with
- * namespace/name as the last tie-break, then scattered.
+ * The candidates in upgrade order, as indexes into matched.pods: sorted by their fields, then
+ * namespace (one more counted key), then name, then scattered.
  */
 function orderCandidates(
   ctx: SidecarSetContext,
   matched: MatchedPods,
-  byName: (a: number, b: number) => number,
+  byName: NameOrder,
 ): Int32Array {
   const { candidates } = matched;
-  const ties = (a: number, b: number): number =>
-    byName(candidates[a] as number, candidates[b] as number);
-  const sorted = pick(candidates, matched.keys.order(ties));
+  const namespaces = new Float64Array(candidates.length);
+  const names = new Array<string>(candidates.length);
+  for (let c = 0; c < candidates.length; c++) {
+    const i = candidates[c] as number;
+    namespaces[c] = byName.namespaceRanks[i] as number;
+    names[c] = matched.names[i] as string;
+  }
+  const sorted = pick(candidates, matched.keys.order(namespaces, names));
   if (matched.scatter === undefined) return sorted;
-  return pick(sorted, scatterCodedPods(matched.scatter, byName, ctx.scatter, sorted));
+  return pick(sorted, scatterCodedPods(matched.scatter, byName.compare, ctx.scatter, sorted));
 }
 
 /** values[at[k]] for each k. */

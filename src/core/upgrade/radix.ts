@@ -4,6 +4,7 @@
  * is linear in the pods plus the keys' distinct values, where a comparator sort calls back into
  * JavaScript n log n times and reads scattered keys each time.
  */
+import { compareStrings } from '../json.js';
 
 /** Each value's rank among the key's distinct values (equal values share one), and how many. */
 interface Ranks {
@@ -11,20 +12,17 @@ interface Ranks {
   count: number;
 }
 
-/** A last comparison between two indexes that tie in every key (0 leaves it to the index). */
-export type TieBreak = (a: number, b: number) => number;
-
 /**
  * The indexes 0..n−1 in the order that comparing `keys[0]`, then `keys[1]`, ... (smaller first,
- * as `a − b` compares), then `ties`, then the index itself gives. Only the runs that tie in every
- * key are compared by `ties` (over a large fleet they are short). A key holding NaN has no
- * consistent order; the comparator sort that this replaces is then used as it is, so the answer
- * stays the same.
+ * as `a − b` compares), then `names` (strings, by UTF-16 code units, as compareStrings orders),
+ * then the index itself gives. Only the runs that tie in every key compare their names (over a
+ * large fleet they are short). A key holding NaN has no consistent order; the comparator sort that
+ * this replaces is then used as it is, so the answer stays the same.
  */
 export function sortIndexesByKeys(
   keys: readonly Float64Array[],
   n: number,
-  ties?: TieBreak,
+  names?: readonly string[],
 ): Int32Array {
   let order = identity(n);
   let next = new Int32Array(n);
@@ -32,7 +30,7 @@ export function sortIndexesByKeys(
   const used: Float64Array[] = [];
   for (let k = keys.length - 1; k >= 0; k--) {
     const ranked = rankValues(keys[k] as Float64Array, n);
-    if (ranked === undefined) return comparatorSort(keys, n, ties);
+    if (ranked === undefined) return comparatorSort(keys, n, names);
     if (ranked.count <= 1) continue;
     used.push(keys[k] as Float64Array);
     if (ranked.count <= DIGIT * 2) {
@@ -51,29 +49,61 @@ export function sortIndexesByKeys(
     countingPass(order, next, { ranks: low, count: DIGIT });
     countingPass(next, order, { ranks: high, count: Math.ceil(ranked.count / DIGIT) });
   }
-  if (ties !== undefined) settleTies(order, used, ties);
+  if (names !== undefined) settleTies(order, used, names);
   return order;
 }
 
-/** Each run of `order` equal in every key (in index order so far) sorted by `ties`, then index. */
-function settleTies(order: Int32Array, keys: readonly Float64Array[], ties: TieBreak): void {
+/** Each run of `order` equal in every key (in index order so far) sorted by name, then index. */
+function settleTies(
+  order: Int32Array,
+  keys: readonly Float64Array[],
+  names: readonly string[],
+): void {
   let start = 0;
   for (let k = 1; k <= order.length; k++) {
     if (k < order.length && sameKeys(keys, order[start] as number, order[k] as number)) continue;
-    if (k - start > 1) order.subarray(start, k).sort((a, b) => ties(a, b) || a - b);
+    if (k - start > 1) sortRunByName(order, start, k, names);
     start = k;
   }
 }
 
-function sameKeys(keys: readonly Float64Array[], a: number, b: number): boolean {
-  for (const key of keys) if (key[a] !== key[b]) return false;
-  return true;
+/** The longest run sorted in place by insertion, comparing strings inline (no callback). */
+const SHORT_RUN = 64;
+
+function sortRunByName(
+  order: Int32Array,
+  from: number,
+  to: number,
+  names: readonly string[],
+): void {
+  if (to - from > SHORT_RUN) {
+    order.subarray(from, to).sort((a, b) => byName(names, a, b));
+    return;
+  }
+  for (let k = from + 1; k < to; k++) {
+    const x = order[k] as number;
+    const name = names[x] as string;
+    let j = k - 1;
+    // Strictly greater names move up; equal names keep their (index) order.
+    while (j >= from && (names[order[j] as number] as string) > name) {
+      order[j + 1] = order[j] as number;
+      j--;
+    }
+    order[j + 1] = x;
+  }
 }
 
-/** The base of a wide key's two digits. */
-const DIGIT = 1 << 16;
-/** The widest range ranked by offset (the ranks are Int32). */
-const WIDEST = 2 ** 31 - 1;
+function byName(names: readonly string[], a: number, b: number): number {
+  return compareStrings(names[a] as string, names[b] as string) || a - b;
+}
+
+function sameKeys(keys: readonly Float64Array[], a: number, b: number): boolean {
+  for (let k = 0; k < keys.length; k++) {
+    const key = keys[k] as Float64Array;
+    if (key[a] !== key[b]) return false;
+  }
+  return true;
+}
 
 /** 0, 1, ..., n − 1. */
 export function identity(n: number): Int32Array<ArrayBuffer> {
@@ -86,7 +116,7 @@ export function identity(n: number): Int32Array<ArrayBuffer> {
 export function comparatorSort(
   keys: readonly Float64Array[],
   n: number,
-  ties?: TieBreak,
+  names?: readonly string[],
 ): Int32Array {
   const order = Array.from({ length: n }, (_, i) => i);
   order.sort((a, b) => {
@@ -94,7 +124,7 @@ export function comparatorSort(
       const d = (key[a] as number) - (key[b] as number);
       if (d) return d;
     }
-    return (ties?.(a, b) ?? 0) || a - b;
+    return names === undefined ? a - b : byName(names, a, b);
   });
   return Int32Array.from(order);
 }
@@ -114,6 +144,11 @@ function countingPass(order: Int32Array, into: Int32Array, { ranks, count }: Ran
     starts[r] = (starts[r] as number) + 1;
   }
 }
+
+/** The base of a wide key's two digits. */
+const DIGIT = 1 << 16;
+/** The widest range ranked by offset (the ranks are Int32). */
+const WIDEST = 2 ** 31 - 1;
 
 /**
  * Ranks of the first n values; undefined if one is NaN. Integers spanning a small range are

@@ -43,36 +43,44 @@ describe('sortIndexesByKeys', () => {
     );
   });
 
-  it('breaks the ties left by every key with the given comparison, then the index', () => {
+  it('breaks the ties left by every key by name, then the index', () => {
+    const name = fc.constantFrom('', 'a', 'b', 'ab', 'B', '\u00e9', '\ud83d', 'a-1', 'a-10');
     fc.assert(
       fc.property(
-        fc.array(
-          fc.tuple(fc.integer({ min: 0, max: 3 }), valueArb, fc.integer({ min: 0, max: 4 })),
-          {
-            maxLength: 60,
-          },
-        ),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), valueArb, name), { maxLength: 60 }),
         (rows) => {
           const keys = columns(
             rows.map(([a, b]) => [a, b]),
             2,
           );
-          const tie = rows.map(([, , t]) => t);
-          const ties = (a: number, b: number): number => (tie[a] as number) - (tie[b] as number);
+          const names = rows.map(([, , n]) => n);
           assert.deepEqual(
-            Array.from(sortIndexesByKeys(keys, rows.length, ties)),
-            Array.from(comparatorSort(keys, rows.length, ties)),
+            Array.from(sortIndexesByKeys(keys, rows.length, names)),
+            Array.from(comparatorSort(keys, rows.length, names)),
           );
-          // NaN takes the comparator path, ties included.
+          // NaN takes the comparator path, names included.
           const withNaN = [...keys, Float64Array.from(rows, (_, i) => (i === 0 ? NaN : 0))];
           assert.deepEqual(
-            Array.from(sortIndexesByKeys(withNaN, rows.length, ties)),
-            Array.from(comparatorSort(withNaN, rows.length, ties)),
+            Array.from(sortIndexesByKeys(withNaN, rows.length, names)),
+            Array.from(comparatorSort(withNaN, rows.length, names)),
           );
         },
       ),
       { numRuns: 500 },
     );
+  });
+
+  it('orders long runs of ties by name as short ones', () => {
+    for (const n of [5, 33, 200]) {
+      const keys = [Float64Array.from({ length: n }, (_, i) => i % 2)];
+      const names = Array.from({ length: n }, (_, i) => `pod-${(i * 7_919) % 97}`);
+      assert.deepEqual(
+        Array.from(sortIndexesByKeys(keys, n, names)),
+        Array.from(comparatorSort(keys, n, names)),
+      );
+    }
+    const names = ['b', 'a', 'c', 'a'];
+    assert.deepEqual(Array.from(sortIndexesByKeys([new Float64Array(4)], 4, names)), [1, 3, 0, 2]);
   });
 
   it('sorts by the first n values of longer key arrays', () => {
