@@ -105,28 +105,87 @@ function time(pods: Pod[], runs: number): { ms: number; cpu: number; upgrade: nu
   return { ms: median(wall), cpu: median(cpu), upgrade };
 }
 
+/**
+ * The baseline: one pass reading, from every pod, the fields the planner reads. It is linear by
+ * construction, so its growth from one fleet size to the next is what the machine's memory makes
+ * of a linear pass (a large fleet no longer fits in the caches); the planner's growth is judged
+ * against it.
+ */
+function readEveryPod(pods: readonly Pod[]): number {
+  let sum = 0;
+  for (const pod of pods) {
+    const { metadata, spec, status } = pod;
+    const annotations = metadata.annotations ?? {};
+    sum += (metadata.name ?? '').length + (metadata.namespace ?? '').length;
+    sum += (metadata.labels?.['app_name'] ?? '').length + (metadata.labels?.['zone'] ?? '').length;
+    sum += (annotations['kruise.io/sidecarset-injected-list'] ?? '').length;
+    sum += (annotations['kruise.io/sidecarset-hash'] ?? '').length;
+    sum += (annotations['kruise.io/sidecarset-hash-without-image'] ?? '').length;
+    sum += (metadata.creationTimestamp ?? '').length + (spec.nodeName ?? '').length;
+    for (const c of spec.containers) sum += (c.image ?? '').length;
+    for (const c of status?.containerStatuses ?? []) sum += (c.imageID ?? '').length;
+    for (const c of status?.conditions ?? []) sum += (c.lastTransitionTime ?? '').length;
+  }
+  return sum;
+}
+
+/** Per pass, median of samples that each read at least a million pods (small fleets are fast). */
+function timeBaseline(pods: readonly Pod[]): number {
+  const passes = Math.ceil(1_000_000 / pods.length);
+  const wall: number[] = [];
+  for (let r = 0; r < 21; r++) {
+    const start = performance.now();
+    let sum = 0;
+    for (let p = 0; p < passes; p++) sum += readEveryPod(pods);
+    if (sum < 0) throw new Error('unreachable');
+    wall.push((performance.now() - start) / passes);
+  }
+  return median(wall);
+}
+
 console.log(
   `load average before: ${loadavg()
     .map((l) => l.toFixed(2))
     .join(' ')} (${cpus().length} CPUs)`,
 );
-time(fleet(2_000), 5); // warm up the JIT
-const rows: { n: number; ms: number; cpu: number; upgrade: number }[] = [];
+const warmUp = fleet(2_000);
+time(warmUp, 5); // warm up the JIT
+timeBaseline(warmUp);
+const rows: { n: number; ms: number; cpu: number; upgrade: number; baseline: number }[] = [];
 for (const n of SIZES) {
   const pods = fleet(n);
-  rows.push({ n, ...time(pods, 9) });
+  rows.push({ n, ...time(pods, 9), baseline: timeBaseline(pods) });
 }
-const nlogn = (n: number): number => n * Math.log2(n);
-console.log('planUpgrade with weightPriority and 3 scatter terms (one key-only), median of runs');
-console.log('pods      wall ms   cpu ms    upgrade  growth vs previous  n log n growth');
-rows.forEach((r, i) => {
+console.log('planUpgrade with weightPriority and 3 scatter terms (one key-only), median of runs;');
+console.log('baseline: one linear pass reading the same fields of every pod, in the same run');
+console.log(
+  'pods      wall ms   cpu ms    upgrade  baseline ms  growth  baseline growth  ratio  n log n allows',
+);
+const pad = (text: string, width: number): string => text.padEnd(width);
+let growthOk = true;
+for (const [i, r] of rows.entries()) {
   const prev = rows[i - 1];
-  const growth = prev === undefined ? '' : (r.ms / prev.ms).toFixed(1) + 'x';
-  const expected = prev === undefined ? '' : (nlogn(r.n) / nlogn(prev.n)).toFixed(1) + 'x';
-  console.log(
-    `${String(r.n).padEnd(9)} ${r.ms.toFixed(1).padEnd(9)} ${r.cpu.toFixed(1).padEnd(9)} ${String(r.upgrade).padEnd(8)} ${growth.padEnd(19)} ${expected}`,
-  );
-});
+  const cells = [
+    pad(String(r.n), 9),
+    pad(r.ms.toFixed(1), 9),
+    pad(r.cpu.toFixed(1), 9),
+    pad(String(r.upgrade), 8),
+    pad(r.baseline.toFixed(2), 12),
+  ];
+  if (prev !== undefined) {
+    // Growth beyond the baseline's is the planner's own; n log n allows log n / log(previous n).
+    const ratio = r.ms / prev.ms / (r.baseline / prev.baseline);
+    const allowed = Math.log2(r.n) / Math.log2(prev.n);
+    if (ratio > allowed) growthOk = false;
+    cells.push(
+      pad((r.ms / prev.ms).toFixed(1) + 'x', 7),
+      pad((r.baseline / prev.baseline).toFixed(1) + 'x', 16),
+      pad(ratio.toFixed(2), 6),
+      allowed.toFixed(2),
+    );
+  }
+  console.log(cells.join(' '));
+}
 const cluster = time(fleet(100_000, true), 9);
 console.log(
   `100000 pods as a cluster holds them (ReplicaSet names, created over 30 days, no two hash annotations alike): wall ${cluster.ms.toFixed(1)} ms, cpu ${cluster.cpu.toFixed(1)} ms`,
@@ -138,6 +197,9 @@ if (last !== undefined) {
     `100,000 pods: wall ${last.ms.toFixed(1)} ms ${verdict(last.ms)}, cpu ${last.cpu.toFixed(1)} ms ${verdict(last.cpu)} (target < ${TARGET_MS} ms)`,
   );
 }
+console.log(
+  `growth beyond the baseline's: ${growthOk ? 'within n log n' : 'MORE THAN n log n'} at every step`,
+);
 console.log(
   `load average after: ${loadavg()
     .map((l) => l.toFixed(2))
