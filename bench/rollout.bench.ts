@@ -18,8 +18,7 @@
  *
  * Environment: BENCH_PODS (10000), BENCH_KUBELET_DELAY_MS (200), BENCH_MAX_UNAVAILABLE ("10%"),
  * BENCH_QPS (5000), BENCH_BURST (5000), BENCH_WORKERS (3), BENCH_TIMEOUT_S (300: the bound on the
- * whole run, after which it exits with status 2), BENCH_CPU_PROF=<dir> (a V8 CPU profile),
- * BENCH_KEEPALIVE=1 (diagnostic: the controller's API calls share one keep-alive agent). The
+ * whole run, after which it exits with status 2), BENCH_CPU_PROF=<dir> (a V8 CPU profile). The
  * process re-executes itself with --expose-gc when gc is not exposed.
  *
  * Why maxUnavailable 10% (1,000): in this single-process cluster every API request costs ~1.3 ms
@@ -29,12 +28,10 @@
  * and a watch round trip per wave and could exceed two minutes; 10% keeps the run bounded.
  */
 import { spawn } from 'node:child_process';
-import { Agent } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
-import type { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 
 import type { Controller } from '../src/controller/controller.js';
@@ -49,6 +46,7 @@ import { scaleMaxUnavailable } from '../src/core/intstr.js';
 import type { Pod } from '../src/core/k8s-types.js';
 import { withHashes } from '../src/core/sidecarset-admission.js';
 import type { SidecarSet } from '../src/core/sidecarset-types.js';
+import { shareKeepAliveAgent } from '../src/k8s/keep-alive.js';
 import { approximateBytes, slimPod } from '../src/k8s/slim-pod.js';
 import type {
   FakeApiServer,
@@ -71,7 +69,6 @@ const WORKERS = Number(env['BENCH_WORKERS'] ?? 3);
 const TIMEOUT_MS = Number(env['BENCH_TIMEOUT_S'] ?? 300) * 1000;
 const TARGET_BYTES_PER_POD = 2048;
 /** Diagnostic: one keep-alive agent for every API call (client-node 1.4 makes a new one per call). */
-const KEEPALIVE = env['BENCH_KEEPALIVE'] === '1';
 
 const SIDECARSET_NAME = 'logtail';
 const SIDECAR = 'logtail';
@@ -101,23 +98,6 @@ function reexec(): Promise<number> {
       resolve(code ?? (signal === null ? 1 : 128));
     });
   });
-}
-
-/**
- * The kubeconfig the controller gets; with BENCH_KEEPALIVE=1, its API clients share one keep-alive
- * agent instead of opening a new connection per request (client-node's applySecurityAuthentication
- * sets a fresh http.Agent on every request context). Watches are unaffected.
- */
-function controllerKubeConfig(api: FakeApiServer): KubeConfig {
-  const kc = api.kubeConfig();
-  if (!KEEPALIVE) return kc;
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  const apply = kc.applySecurityAuthentication.bind(kc);
-  kc.applySecurityAuthentication = async (context) => {
-    await apply(context);
-    context.setAgent(agent);
-  };
-  return kc;
 }
 
 function heapAfterGc(gc: Gc): number {
@@ -392,7 +372,8 @@ async function run(gc: Gc): Promise<boolean> {
     const heapBefore = heapAfterGc(gc);
     let reconciles = { success: 0, requeue: 0, error: 0 };
     controller = createController({
-      kubeConfig: controllerKubeConfig(api),
+      // As `serve` loads it: API requests share keep-alive connections.
+      kubeConfig: shareKeepAliveAgent(api.kubeConfig()),
       logger: pino({ level: env['BENCH_LOG_LEVEL'] ?? 'silent' }),
       qps: QPS,
       burst: BURST,
@@ -478,7 +459,7 @@ async function run(gc: Gc): Promise<boolean> {
     const lastPatch = Math.max(...requests.counts.patchedAt.values());
     const reconcileTotal = reconciles.success + reconciles.requeue + reconciles.error;
     console.log(
-      `(2) rollout: ${POD_COUNT} pods, maxUnavailable ${String(MAX_UNAVAILABLE)} = ${budget}, kubelet delay ${KUBELET_DELAY_MS} ms, qps/burst ${QPS}/${BURST}, ${WORKERS} workers${KEEPALIVE ? ', keep-alive agent' : ''}`,
+      `(2) rollout: ${POD_COUNT} pods, maxUnavailable ${String(MAX_UNAVAILABLE)} = ${budget}, kubelet delay ${KUBELET_DELAY_MS} ms, qps/burst ${QPS}/${BURST}, ${WORKERS} workers`,
     );
     console.log(
       `    image change → updatedReadyPods ${POD_COUNT}: ${fmt(rolloutMs / 1000, 2)} s; budget alone: ${waves} waves × ${KUBELET_DELAY_MS} ms = ${fmt(idealMs / 1000, 2)} s; ratio ${fmt(ratio, 2)}`,

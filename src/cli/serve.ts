@@ -16,6 +16,7 @@ import type { SnapshotSource } from '../cache/snapshot.js';
 import type { Controller } from '../controller/controller.js';
 import { createController } from '../controller/controller.js';
 import { createClusterSource } from '../k8s/cluster-source.js';
+import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
 import { createControllerMetrics } from '../server/controller-metrics.js';
 import { buildApp, webhookHealth } from '../server/app.js';
 import { registerHealthRoutes } from '../server/health-routes.js';
@@ -172,11 +173,12 @@ function createSource(
   });
 }
 
+/** The cluster's KubeConfig, its API requests sharing keep-alive connections. */
 export function loadKubeConfig(file: string | undefined): KubeConfig {
   const kubeConfig = new KubeConfig();
   if (file !== undefined) kubeConfig.loadFromFile(file);
   else kubeConfig.loadFromDefault();
-  return kubeConfig;
+  return shareKeepAliveAgent(kubeConfig);
 }
 
 /** The upgrade controller beside the webhook: on by default in cluster mode, off in files mode. */
