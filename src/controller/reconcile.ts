@@ -3,6 +3,7 @@
  * Glue only: every decision is made by the pure planner; this decides nothing but the order and
  * safety of the writes.
  */
+import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 
 import { SIDECARSET_HASH } from '../core/annotations.js';
@@ -157,7 +158,12 @@ function observe(
   }
 }
 
-/** Upgrades started earlier that the kubelet has now applied: tell the pod, drop the gate. */
+/**
+ * Upgrades started earlier that the kubelet has now applied: open the pod's gate, tell the pod.
+ * Pods are finished a few at a time rather than one after another (a large wave would otherwise
+ * delay the next plan by one round trip per pod); a pod stays in flight until its gate is open,
+ * so a failed write is tried again next round instead of leaving the pod out of traffic.
+ */
 async function finishUpgrades(
   name: string,
   ctx: SidecarSetContext,
@@ -167,6 +173,7 @@ async function finishUpgrades(
   const inFlight = deps.inFlight.get(name);
   if (inFlight === undefined) return;
   const byKey = new Map(pods.map((p) => [podKey(podRef(p)), p] as const));
+  const done: { key: string; pod: Pod }[] = [];
   for (const [key, hash] of inFlight) {
     const pod = byKey.get(key);
     if (pod === undefined || hash !== ctx.hash) {
@@ -174,22 +181,33 @@ async function finishUpgrades(
       continue;
     }
     // Not isReady(): a pod behind the InPlaceUpdateReady gate is not Ready until we open it.
-    if (!isUpdated(ctx, pod) || !isStateConsistent(ctx, pod) || !sidecarsReady(ctx, pod)) continue;
-    inFlight.delete(key);
+    if (isUpdated(ctx, pod) && isStateConsistent(ctx, pod) && sidecarsReady(ctx, pod)) {
+      done.push({ key, pod });
+    }
+  }
+  const limit = pLimit(FINISH_CONCURRENCY);
+  const finish = async ({ key, pod }: { key: string; pod: Pod }): Promise<void> => {
     const ref = podRef(pod);
     if (hasReadinessGate(pod)) {
       await deps.writer.setPodConditions(ref.namespace, ref.name, [
         gateCondition('True', 'InPlaceUpdateFinished', deps.now()),
       ]);
     }
+    inFlight.delete(key);
     await deps.writer.event(
       podObjectRef(pod),
       'Normal',
       'SidecarUpgraded',
       `SidecarSet ${name}: sidecars upgraded in place and ready`,
     );
-  }
+  };
+  const results = await Promise.allSettled(done.map((item) => limit(() => finish(item))));
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
 }
+
+/** How many finished pods are written to at once. */
+const FINISH_CONCURRENCY = 8;
 
 /**
  * A pod that declares the InPlaceUpdateReady readiness gate is not Ready until the condition

@@ -210,36 +210,44 @@ describe('gray release in a cluster', () => {
   });
 });
 
+/** The SidecarSet "agent" (agent:1) and one nginx pod with the InPlaceUpdateReady gate, ready. */
+async function startGatedPod(cluster: TestCluster): Promise<void> {
+  await createSidecarSet(
+    cluster,
+    sidecarSet('agent', {
+      selector: { matchLabels: { app: 'nginx' } },
+      containers: [{ name: 'agent', image: 'agent:1' }],
+    }),
+  );
+  const pod = nginxPod('gated');
+  (pod['spec'] as Record<string, unknown>)['readinessGates'] = [
+    { conditionType: 'InPlaceUpdateReady' },
+  ];
+  await cluster.core.createNamespacedPod({ namespace: 'default', body: pod });
+  await waitFor(
+    cluster,
+    () => status(cluster, 'agent')?.['readyPods'] === 1,
+    'the gate opened and the pod ready',
+  );
+}
+
+/** The first pod's InPlaceUpdateReady condition status. */
+function gateStatus(cluster: TestCluster): string | undefined {
+  const conditions =
+    (pods(cluster)[0]?.['status'] as { conditions?: { type: string; status: string }[] })
+      .conditions ?? [];
+  return conditions.find((c) => c.type === 'InPlaceUpdateReady')?.status;
+}
+
 describe('optional behaviour', () => {
   it('drains traffic first for pods with the InPlaceUpdateReady readiness gate', async () => {
     await withCluster(async (cluster) => {
-      await createSidecarSet(
-        cluster,
-        sidecarSet('agent', {
-          selector: { matchLabels: { app: 'nginx' } },
-          containers: [{ name: 'agent', image: 'agent:1' }],
-        }),
-      );
-      const pod = nginxPod('gated');
-      (pod['spec'] as Record<string, unknown>)['readinessGates'] = [
-        { conditionType: 'InPlaceUpdateReady' },
-      ];
-      await cluster.core.createNamespacedPod({ namespace: 'default', body: pod });
-      await waitFor(
-        cluster,
-        () => status(cluster, 'agent')?.['readyPods'] === 1,
-        'the gate opened and the pod ready',
-      );
-      const gate = (): string[] => {
-        const conditions =
-          (pods(cluster)[0]?.['status'] as { conditions?: { type: string; status: string }[] })
-            .conditions ?? [];
-        return conditions.filter((c) => c.type === 'InPlaceUpdateReady').map((c) => c.status);
-      };
+      await startGatedPod(cluster);
+      const gate = (): string | undefined => gateStatus(cluster);
       const history: string[] = [];
       let imageWhenClosed: unknown;
       const unsubscribe = cluster.api.store.subscribe(() => {
-        const now = gate()[0] ?? '';
+        const now = gate() ?? '';
         if (history.at(-1) !== now) {
           history.push(now);
           if (now === 'False') imageWhenClosed = agentImage(pods(cluster)[0] as KubeObject);
@@ -249,12 +257,34 @@ describe('optional behaviour', () => {
       await settled(cluster, 2, 1);
       await waitFor(
         cluster,
-        () => gate()[0] === 'True' && history.includes('False'),
+        () => gate() === 'True' && history.includes('False'),
         'the gate open again',
       );
       unsubscribe();
       assert.equal(imageWhenClosed, 'agent:1', 'the gate closed before the image changed');
       assert.deepEqual(history, ['True', 'False', 'True']);
+    }, fast);
+  });
+
+  it('opens the readiness gate again after a failed write', async () => {
+    await withCluster(async (cluster) => {
+      await startGatedPod(cluster);
+      const reopen = cluster.api.control.failNext({
+        match: (r) =>
+          r.method === 'PATCH' &&
+          r.resource === 'pods' &&
+          r.subresource === 'status' &&
+          JSON.stringify(r.body).includes('InPlaceUpdateFinished'),
+        status: 500,
+      });
+      const gate = (): string | undefined => gateStatus(cluster);
+      await setImage(cluster, 'agent:2');
+      await waitFor(
+        cluster,
+        () => reopen.hits() === 1 && gate() === 'True',
+        'the gate open again after a failed write',
+      );
+      assert.equal(agentImage(pods(cluster)[0] as KubeObject), 'agent:2');
     }, fast);
   });
 
