@@ -100,8 +100,11 @@ export async function reconcileSidecarSet(
     { pods: plan.upgrade.map((u) => podKey(u.pod)), budget: plan.budget },
     'upgrading sidecars in place',
   );
+  const cached = new Map(pods.map((p) => [podKey(podRef(p)), p] as const));
   const results = await Promise.allSettled(
-    plan.upgrade.map((u) => upgradePod(ss, ctx, u, deps, signal)),
+    plan.upgrade.map((u) =>
+      upgradePod(ss, ctx, { planned: u, cachedPod: cached.get(podKey(u.pod)) }, deps, signal),
+    ),
   );
   const failed = results.filter((r) => r.status === 'rejected');
   const upgraded = results.filter((r) => r.status === 'fulfilled' && r.value).length;
@@ -274,23 +277,28 @@ async function reportNotUpgradable(
 }
 
 /**
- * Re-reads the pod (the cache keeps only what planning needs), rebuilds the change from the fresh
- * object and writes it with its resourceVersion, so a concurrent change makes the write fail
- * (409) instead of being overwritten. Resolves false when the pod no longer needs the upgrade.
+ * Builds the change from the cached pod and writes it with the pod's resourceVersion, so that a
+ * change the cache has not seen yet makes the write fail (409) instead of being overwritten; then,
+ * and whenever the cache cannot be used, it re-reads the pod and builds the change from the fresh
+ * object. The cache keeps only what planning needs, which is all the change needs unless the
+ * SidecarSet has patchPodMetadata (src/k8s/slim-pod.ts). Resolves false when the pod no longer
+ * needs the upgrade.
  */
 async function upgradePod(
   ss: SidecarSet,
   ctx: SidecarSetContext,
-  planned: PodUpgrade,
+  { planned, cachedPod }: { planned: PodUpgrade; cachedPod: Pod | undefined },
   deps: ReconcileDeps,
   signal: AbortSignal,
 ): Promise<boolean> {
   const { namespace, name } = planned.pod;
   let gateClosed = false;
+  let cached = (ss.spec.patchPodMetadata ?? []).length === 0 ? cachedPod : undefined;
   for (let attempt = 1; ; attempt++) {
     signal.throwIfAborted();
     await deps.takeToken(signal);
-    const pod = await deps.writer.getPod(namespace, name);
+    const pod = cached ?? (await deps.writer.getPod(namespace, name));
+    cached = undefined;
     if (pod === undefined || (planned.pod.uid && pod.metadata.uid !== planned.pod.uid))
       return false;
     if (isUpdated(ctx, pod)) return false;

@@ -12,15 +12,17 @@
  * - spec.nodeName: candidate order; spec.containers[].name/image: sidecar presence, image changes,
  *   state consistency; spec.readinessGates[].conditionType: the controller's InPlaceUpdateReady gate;
  * - status.phase; status.conditions: Ready (type, status, lastTransitionTime: candidate order),
- *   ContainersReady and InPlaceUpdateReady (type, status);
+ *   ContainersReady and InPlaceUpdateReady (type, status), SidecarSetUpgradable (whole: the
+ *   controller merges its entry into the message);
  * - status.containerStatuses[].name/image/imageID/ready/restartCount: consistency, in-flight
  *   detection, order (restarts) and the in-place-update state record.
  *
  * Dropped, among the rest: every other annotation, ownerReferences, managedFields, initContainers,
  * volumes, env, probes, `started`, container state. The plan's choice of pods is the same on a
  * slim pod as on the full one, and so is each PodUpgrade unless the SidecarSet has
- * patchPodMetadata (it merges into annotations the slim pod does not keep): the controller must
- * re-read the full pod and rebuild the upgrade (buildPodUpgrade) before it writes.
+ * patchPodMetadata (it merges into annotations the slim pod does not keep): the controller then
+ * re-reads the full pod and rebuilds the upgrade (buildPodUpgrade) before it writes; otherwise it
+ * writes from the slim pod, guarded by its resourceVersion.
  *
  * Times: client-node's typed list API returns Date objects, watch events strings; both come out
  * as the API server's RFC 3339 seconds form ("2026-01-01T00:00:00Z").
@@ -36,6 +38,7 @@ import {
   SIDECARSET_INPLACE_UPDATE_STATE,
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
 } from '../core/annotations.js';
+import { SIDECARSET_UPGRADABLE } from '../core/upgrade/upgradable-condition.js';
 import type {
   Container,
   ContainerStatus,
@@ -54,11 +57,16 @@ export const BOOKKEEPING_ANNOTATIONS: readonly string[] = [
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
 ];
 
-/** Pod conditions kept; only Ready keeps its lastTransitionTime (the candidate order reads it). */
+/**
+ * Pod conditions kept. Ready keeps its lastTransitionTime (the candidate order reads it);
+ * SidecarSetUpgradable is kept whole: the controller rewrites it from the cached pod, merging its
+ * own entry into the message the other SidecarSets wrote.
+ */
 export const KEPT_CONDITIONS: readonly string[] = [
   'Ready',
   'ContainersReady',
   'InPlaceUpdateReady',
+  SIDECARSET_UPGRADABLE,
 ];
 
 type Rec = Record<string, unknown>;
@@ -196,9 +204,15 @@ function slimCondition(c: Rec, pool: StringPool): PodCondition | undefined {
     type: pool.intern(type),
     status: shared(c['status'], pool) ?? '',
   };
-  if (type === 'Ready') {
+  if (type === 'Ready' || type === SIDECARSET_UPGRADABLE) {
     const since = time(c['lastTransitionTime'], pool);
     if (since !== undefined) condition.lastTransitionTime = since;
+  }
+  if (type === SIDECARSET_UPGRADABLE) {
+    const reason = shared(c['reason'], pool);
+    if (reason !== undefined) condition.reason = reason;
+    const message = shared(c['message'], pool);
+    if (message !== undefined) condition.message = message;
   }
   return condition;
 }

@@ -37,6 +37,8 @@ export interface TestCluster {
   kubeconfigFile: string;
   /** Sends an AdmissionReview to one of our webhook paths. */
   send: (path: string) => (review: JsonObject) => Promise<JsonValue>;
+  /** What the process has logged so far (with `logLevel`; empty otherwise). */
+  logs: () => string;
   close(): Promise<void>;
 }
 
@@ -44,6 +46,8 @@ export interface ClusterOptions {
   controller?: boolean;
   flags?: Partial<ControllerFlags>;
   kubeletDelayMs?: number;
+  /** Keep the process's log at this level, for `logs()`. */
+  logLevel?: string;
 }
 
 export async function startTestCluster(options: ClusterOptions = {}): Promise<TestCluster> {
@@ -53,21 +57,31 @@ export async function startTestCluster(options: ClusterOptions = {}): Promise<Te
   });
   const kubelet = api.startKubelet({ delayMs: options.kubeletDelayMs ?? 10 });
   const dir = await mkdtemp(join(tmpdir(), 'cluster-'));
+  const stdout = new PassThrough();
+  let logged = '';
+  if (options.logLevel !== undefined) {
+    stdout.on('data', (chunk: Buffer) => {
+      logged += chunk.toString();
+    });
+  } else if (process.env['TEST_LOG_LEVEL']) {
+    stdout.pipe(process.stdout);
+  }
   const kubeconfigFile = join(dir, 'kubeconfig');
   await writeFile(kubeconfigFile, api.kubeConfig().exportConfig());
   const served = await startServe(
     {
       kubeconfig: kubeconfigFile,
       port: 0,
+      metricsPort: 0,
       host: '127.0.0.1',
-      logLevel: process.env['TEST_LOG_LEVEL'] ?? 'silent',
+      logLevel: options.logLevel ?? process.env['TEST_LOG_LEVEL'] ?? 'silent',
       devCertDir: dir,
       controller: options.controller ?? true,
       controllerOptions: { ...DEFAULT_CONTROLLER_FLAGS, ...options.flags },
     },
     {
       stdin: new PassThrough(),
-      stdout: process.env['TEST_LOG_LEVEL'] ? process.stdout : new PassThrough(),
+      stdout,
       stderr: new PassThrough(),
     },
   );
@@ -100,11 +114,42 @@ export async function startTestCluster(options: ClusterOptions = {}): Promise<Te
     custom: kc.makeApiClient(CustomObjectsApi),
     kubeconfigFile,
     send,
+    logs: () => logged,
     async close() {
       await served.close();
       await api.close();
     },
   };
+}
+
+/** How many reconciles the controller has finished, from its metrics endpoint. */
+export async function reconcileCount(cluster: TestCluster): Promise<number> {
+  const response = await fetch(`${cluster.served.metricsUrl ?? ''}/metrics`);
+  const text = await response.text();
+  let count = 0;
+  for (const m of text.matchAll(/^sidecarset_controller_reconciles_total\{[^}]*\} (\d+)$/gm)) {
+    count += Number(m[1]);
+  }
+  return count;
+}
+
+/** Resolves once `check` holds, trying every 20 ms. */
+export async function eventually(
+  check: () => Promise<boolean>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Resolves once the process has logged `text` (a cluster started with `logLevel`). */
+export async function waitForLog(cluster: TestCluster, text: string): Promise<void> {
+  await eventually(() => Promise.resolve(cluster.logs().includes(text)), `"${text}" in the log`);
 }
 
 /** Runs `fn` on a fresh cluster and always tears it down. */

@@ -2,6 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+
 import type { JsonObject, KubeObject } from '../fake-apiserver/index.js';
 import type { TestCluster } from './cluster.js';
 import {
@@ -15,7 +17,10 @@ import {
   startTestCluster,
   status,
   updateSidecarSet,
+  eventually,
+  reconcileCount,
   waitFor,
+  waitForLog,
   withCluster,
 } from './cluster.js';
 
@@ -163,6 +168,71 @@ describe('gray release in a cluster', () => {
     }, fast);
   });
 
+  it('writes the not-upgradable condition once, keeping the entries of other SidecarSets', async () => {
+    await withCluster(async (cluster) => {
+      await setUp(cluster, 1, {});
+      const name = (pods(cluster)[0]?.['metadata'] as { name: string }).name;
+      await cluster.core.patchNamespacedPodStatus(
+        {
+          name,
+          namespace: 'default',
+          body: {
+            status: {
+              conditions: [
+                {
+                  type: 'SidecarSetUpgradable',
+                  status: 'True',
+                  reason: 'AllSidecarsetUpgradable',
+                  message: '{"other":true}',
+                  lastTransitionTime: '2026-01-01T00:00:00Z',
+                },
+              ],
+            },
+          },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+      );
+      await updateSidecarSet(cluster, 'agent', (spec) => {
+        const c = (spec['containers'] as Record<string, unknown>[])[0] as Record<string, unknown>;
+        c['image'] = 'agent:2';
+        c['args'] = ['--verbose'];
+      });
+      const condition = (): { status: string; message?: string } | undefined =>
+        (
+          (
+            pods(cluster)[0]?.['status'] as {
+              conditions?: { type: string; status: string; message?: string }[];
+            }
+          ).conditions ?? []
+        ).find((c) => c.type === 'SidecarSetUpgradable');
+      await waitFor(
+        cluster,
+        () => condition()?.message === '{"agent":false,"other":true}',
+        'both entries in the condition',
+      );
+      assert.equal(condition()?.status, 'False');
+      // More rounds (a pod label change enqueues the SidecarSet) write nothing more.
+      for (const round of ['a', 'b']) {
+        const before = await reconcileCount(cluster);
+        await cluster.core.patchNamespacedPod(
+          { name, namespace: 'default', body: { metadata: { labels: { round } } } },
+          setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+        );
+        await eventually(
+          async () => (await reconcileCount(cluster)) > before,
+          `a round after the label ${round}`,
+        );
+      }
+      const writes = cluster.api.control.requests(
+        (r) =>
+          r.method === 'PATCH' &&
+          r.subresource === 'status' &&
+          JSON.stringify(r.body).includes('"agent\\":false'),
+      );
+      assert.equal(writes.length, 1);
+    }, fast);
+  });
+
   it('stops within the budget when the new sidecar fails to start, and recovers with a good image', async () => {
     await withCluster(async (cluster) => {
       await setUp(cluster, 6, { maxUnavailable: 2 });
@@ -189,6 +259,32 @@ describe('gray release in a cluster', () => {
       );
       await setImage(cluster, 'agent:3');
       await settled(cluster, 3, 6);
+    }, fast);
+  });
+
+  it('writes each pod from the cache, and reads it first only for patchPodMetadata', async () => {
+    await withCluster(async (cluster) => {
+      await setUp(cluster, 3, { maxUnavailable: 3 });
+      const reads = (): number =>
+        cluster.api.control.requests(
+          (r) => r.method === 'GET' && r.resource === 'pods' && r.name !== undefined,
+        ).length;
+      await setImage(cluster, 'agent:2');
+      await settled(cluster, 2, 3);
+      assert.equal(reads(), 0, 'no pod read before its write');
+      await updateSidecarSet(cluster, 'agent', (spec) => {
+        ((spec['containers'] as { image: string }[])[0] as { image: string }).image = 'agent:3';
+        spec['patchPodMetadata'] = [
+          { annotations: { 'example.com/upgraded': 'yes' }, patchPolicy: 'Overwrite' },
+        ];
+      });
+      await settled(cluster, 3, 3);
+      assert.equal(reads(), 3, 'each pod read once: the cache lacks the annotations to merge');
+      for (const pod of pods(cluster)) {
+        const annotations = (pod['metadata'] as { annotations?: Record<string, string> })
+          .annotations;
+        assert.equal(annotations?.['example.com/upgraded'], 'yes');
+      }
     }, fast);
   });
 
@@ -289,7 +385,10 @@ describe('optional behaviour', () => {
   });
 
   it('plans but writes nothing in a dry run', async () => {
-    const cluster = await startTestCluster({ flags: { dryRun: true, qps: 1000, burst: 1000 } });
+    const cluster = await startTestCluster({
+      flags: { dryRun: true, qps: 1000, burst: 1000 },
+      logLevel: 'info',
+    });
     try {
       await createSidecarSet(
         cluster,
@@ -303,11 +402,8 @@ describe('optional behaviour', () => {
         ((spec['containers'] as { image: string }[])[0] as { image: string }).image = 'agent:2';
       });
       await cluster.kubelet.whenIdle();
-      // The dry run reads pods to plan; wait for those reads, then check that nothing was written.
-      await cluster.api.control.waitForRequest(
-        (r) => r.method === 'GET' && r.resource === 'pods' && r.name !== undefined,
-        { timeoutMs: 20_000 },
-      );
+      // The dry run plans and says what it would write; then nothing has been written.
+      await waitForLog(cluster, 'dry run: would patch pod');
       const writes = cluster.api.control.requests(
         (r) =>
           (r.method === 'PATCH' && (r.resource === 'pods' || r.resource === 'sidecarsets')) ||

@@ -111,8 +111,30 @@ describe('slimPod', () => {
     const deleting = slimPod({
       metadata: { name: 'x', generation: 3, deletionTimestamp: '2026-03-02T09:00:00Z' },
       spec: { containers: [{ name: 'a' }, 'junk'] },
-      status: { conditions: [{ type: 'PodScheduled', status: 'True' }] },
+      status: {
+        conditions: [
+          { type: 'PodScheduled', status: 'True' },
+          {
+            type: 'SidecarSetUpgradable',
+            status: 'False',
+            reason: 'UpdateImmutableField',
+            message: '{"a":true,"b":false}',
+            lastTransitionTime: '2026-03-02T09:00:00Z',
+            lastProbeTime: null,
+          },
+        ],
+      },
     });
+    assert.deepEqual(deleting.status?.conditions, [
+      {
+        type: 'SidecarSetUpgradable',
+        status: 'False',
+        reason: 'UpdateImmutableField',
+        message: '{"a":true,"b":false}',
+        lastTransitionTime: '2026-03-02T09:00:00Z',
+      },
+    ]);
+    deleting.status = { conditions: [] };
     assert.deepEqual(deleting, {
       metadata: { name: 'x', generation: 3, deletionTimestamp: '2026-03-02T09:00:00Z' },
       spec: { containers: [{ name: 'a' }] },
