@@ -21,9 +21,9 @@
  * whole run, after which it exits with status 2), BENCH_CPU_PROF=<dir> (a V8 CPU profile). The
  * process re-executes itself with --expose-gc when gc is not exposed.
  *
- * Why maxUnavailable 10% (1,000): in this single-process cluster every API request costs ~1.3 ms
- * of CPU (client-node, HTTP, the fake server), five per pod, so the rollout is bound by the write
- * throughput (~140 pods/s on one free core) long before a budget of 1,000 fills; a budget of a few
+ * Why maxUnavailable 10% (1,000): in this single-process cluster every API request costs ~0.9 ms
+ * of CPU (client-node, HTTP, the fake server), four per pod, so the rollout is bound by the write
+ * throughput (~300 pods/s) long before a budget of 1,000 fills; a budget of a few
  * dozen would already keep up. A small budget (1% = 100 waves) would add a plan over 10,000 pods
  * and a watch round trip per wave and could exceed two minutes; 10% keeps the run bounded.
  */
