@@ -195,6 +195,7 @@ export function createController(options: ControllerOptions): Controller {
     now,
     logger: log,
     reported: new Map(),
+    warnedHotUpgrade: new Map(),
     registerRevision: (ss, matched) =>
       registerLatestRevision(
         ss,

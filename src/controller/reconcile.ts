@@ -45,6 +45,8 @@ export interface ReconcileDeps {
   logger: Logger;
   /** Not-upgradable counts last reported per SidecarSet, so that events do not repeat. */
   reported: Map<string, number>;
+  /** The hash for which each SidecarSet was last warned that its HotUpgrade pods are held. */
+  warnedHotUpgrade: Map<string, string>;
   /** Registers the latest ControllerRevision (§7.1); without it the status keeps what it has. */
   registerRevision?: (ss: SidecarSet, pods: readonly Pod[]) => Promise<RegisteredRevision>;
 }
@@ -68,6 +70,7 @@ export async function reconcileSidecarSet(
     deps.expectations.forget(name);
     deps.inFlight.delete(name);
     deps.reported.delete(name);
+    deps.warnedHotUpgrade.delete(name);
     return {};
   }
   const stored = withHashes(found);
@@ -94,6 +97,7 @@ export async function reconcileSidecarSet(
   }
   if (plan.stopped !== undefined) return {};
 
+  await warnHotUpgrade(ss, ctx, plan, deps);
   await reportNotUpgradable(ss, plan, pods, deps);
   if (plan.upgrade.length === 0) return {};
   log.info(
@@ -274,6 +278,31 @@ async function reportNotUpgradable(
     );
   }
   deps.reported.set(name, count);
+}
+
+/**
+ * Hot upgrade is not implemented: its pods are held, and the SidecarSet is told once per version
+ * (a Warning event), so that a rollout that never moves is explained where users look.
+ */
+async function warnHotUpgrade(
+  ss: SidecarSet,
+  ctx: SidecarSetContext,
+  plan: UpgradePlan,
+  deps: ReconcileDeps,
+): Promise<void> {
+  const held = plan.held.filter((h) => h.reason === 'HotUpgradeUnsupported').length;
+  if (held === 0 || deps.warnedHotUpgrade.get(ctx.name) === ctx.hash) return;
+  deps.logger.warn(
+    { sidecarSet: ctx.name, pods: held },
+    'HotUpgrade containers are not upgraded in place: the pods keep their sidecars until recreated',
+  );
+  await deps.writer.event(
+    sidecarSetRef(ss),
+    'Warning',
+    'HotUpgradeUnsupported',
+    `${held} pod(s) keep their sidecars: HotUpgrade containers are not upgraded in place by this controller; recreate the pods to roll out the new version`,
+  );
+  deps.warnedHotUpgrade.set(ctx.name, ctx.hash);
 }
 
 /**

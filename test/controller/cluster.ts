@@ -178,26 +178,28 @@ export async function createSidecarSet(cluster: TestCluster, body: JsonObject): 
   });
 }
 
-/** Read, change, replace: an update through the API (and so through the webhooks). */
+/**
+ * Read, change, replace: an update through the API (and so through the webhooks), read again and
+ * retried when the controller wrote the status in between (409), as kubectl edit would be.
+ */
 export async function updateSidecarSet(
   cluster: TestCluster,
   name: string,
   change: (spec: Record<string, unknown>) => void,
 ): Promise<void> {
-  const current = (await cluster.custom.getClusterCustomObject({
-    group: 'apps.kruise.io',
-    version: 'v1alpha1',
-    plural: 'sidecarsets',
-    name,
-  })) as { spec: Record<string, unknown> };
-  change(current.spec);
-  await cluster.custom.replaceClusterCustomObject({
-    group: 'apps.kruise.io',
-    version: 'v1alpha1',
-    plural: 'sidecarsets',
-    name,
-    body: current,
-  });
+  const object = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets', name };
+  for (let attempt = 1; ; attempt++) {
+    const current = (await cluster.custom.getClusterCustomObject(object)) as {
+      spec: Record<string, unknown>;
+    };
+    change(current.spec);
+    try {
+      await cluster.custom.replaceClusterCustomObject({ ...object, body: current });
+      return;
+    } catch (err) {
+      if ((err as { code?: number }).code !== 409 || attempt >= 5) throw err;
+    }
+  }
 }
 
 export async function createPods(

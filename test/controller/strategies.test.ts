@@ -233,6 +233,46 @@ describe('gray release in a cluster', () => {
     }, fast);
   });
 
+  it('holds HotUpgrade pods and tells the SidecarSet once', async () => {
+    await withCluster(async (cluster) => {
+      await createSidecarSet(
+        cluster,
+        sidecarSet('agent', {
+          selector: { matchLabels: { app: 'nginx' } },
+          containers: [
+            {
+              name: 'agent',
+              image: 'agent:1',
+              upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' },
+            },
+          ],
+        }),
+      );
+      await createPods(cluster, 2, (i) => nginxPod(`web-${i}`));
+      await waitFor(cluster, () => status(cluster, 'agent')?.['readyPods'] === 2, 'pods ready');
+      await setImage(cluster, 'agent:2');
+      await eventSent(cluster, 'HotUpgradeUnsupported');
+      const before = await reconcileCount(cluster);
+      await updateSidecarSet(cluster, 'agent', (spec) => {
+        spec['updateStrategy'] = { maxUnavailable: 2 };
+      });
+      await eventually(async () => (await reconcileCount(cluster)) > before, 'one more round');
+      const warnings = cluster.api.control.requests(
+        (r) =>
+          r.method === 'POST' &&
+          r.resource === 'events' &&
+          (r.body as { reason?: string; type?: string } | undefined)?.reason ===
+            'HotUpgradeUnsupported',
+      );
+      assert.equal(warnings.length, 1);
+      assert.equal((warnings[0]?.body as { type?: string }).type, 'Warning');
+      const patches = cluster.api.control.requests(
+        (r) => r.method === 'PATCH' && r.resource === 'pods' && r.subresource === undefined,
+      );
+      assert.deepEqual(patches, []);
+    }, fast);
+  });
+
   it('stops within the budget when the new sidecar fails to start, and recovers with a good image', async () => {
     await withCluster(async (cluster) => {
       await setUp(cluster, 6, { maxUnavailable: 2 });
