@@ -79,6 +79,7 @@ function jsonOf(result: Result): Record<string, unknown> {
     notUpgradable: plan.notUpgradable.map((n) => podKey(n.pod)),
     held: plan.held.map((h) => ({ pod: podKey(h.pod), reason: h.reason })),
   };
+  if (plan.flip.length > 0) out['flip'] = plan.flip.map((f) => podKey(f.pod));
   if (simulation !== undefined) {
     out['simulation'] = {
       maxUnavailable: simulation.maxUnavailable,
@@ -151,6 +152,8 @@ function planLines(plan: UpgradePlan, perPod: boolean): string[] {
     ]);
   });
   const groups = new Map<string, PodRef[]>();
+  for (const f of plan.flip)
+    push(groups, 'flip: the old hot-upgrade slot back to the empty image', f.pod);
   for (const n of plan.notUpgradable) push(groups, 'not upgradable: UpdateImmutableField', n.pod);
   for (const h of plan.held) push(groups, `held: ${h.reason}`, h.pod);
   for (const [label, refs] of groups) {

@@ -195,7 +195,6 @@ export function createController(options: ControllerOptions): Controller {
     now,
     logger: log,
     reported: new Map(),
-    warnedHotUpgrade: new Map(),
     registerRevision: (ss, matched) =>
       registerLatestRevision(
         ss,

@@ -11,14 +11,15 @@ import type { Pod } from '../core/k8s-types.js';
 import type { NamespaceLabels } from '../core/match.js';
 import { withHashes } from '../core/sidecarset-admission.js';
 import type { SidecarSet, SidecarSetStatus } from '../core/sidecarset-types.js';
-import { buildPodUpgrade } from '../core/upgrade/change.js';
+import { buildPodFlip, buildPodUpgrade } from '../core/upgrade/change.js';
 import type { SidecarSetContext } from '../core/upgrade/context.js';
 import { sidecarSetContext } from '../core/upgrade/context.js';
 import { podKey, podRef, planUpgrade } from '../core/upgrade/plan.js';
 import { recordedHash } from '../core/upgrade/pod-records.js';
+import { needsFlip } from '../core/upgrade/hot-slots.js';
 import { isStateConsistent, isUpdated } from '../core/upgrade/pod-state.js';
 import { selectsForUpgrade } from '../core/upgrade/selection.js';
-import type { PodUpgrade, UpgradePlan } from '../core/upgrade/types.js';
+import type { PodFlip, PodUpgrade, UpgradePlan } from '../core/upgrade/types.js';
 import { nextUpgradableCondition } from '../core/upgrade/upgradable-condition.js';
 import type { UpgradeExpectations } from './expectations.js';
 import type { RegisteredRevision } from './revisions.js';
@@ -45,8 +46,6 @@ export interface ReconcileDeps {
   logger: Logger;
   /** Not-upgradable counts last reported per SidecarSet, so that events do not repeat. */
   reported: Map<string, number>;
-  /** The hash for which each SidecarSet was last warned that its HotUpgrade pods are held. */
-  warnedHotUpgrade: Map<string, string>;
   /** Registers the latest ControllerRevision (§7.1); without it the status keeps what it has. */
   registerRevision?: (ss: SidecarSet, pods: readonly Pod[]) => Promise<RegisteredRevision>;
 }
@@ -70,7 +69,6 @@ export async function reconcileSidecarSet(
     deps.expectations.forget(name);
     deps.inFlight.delete(name);
     deps.reported.delete(name);
-    deps.warnedHotUpgrade.delete(name);
     return {};
   }
   const stored = withHashes(found);
@@ -96,8 +94,12 @@ export async function reconcileSidecarSet(
     return { requeueAfterMs: EXPECTATION_RECHECK_MS };
   }
   if (plan.stopped !== undefined) return {};
+  if (plan.flip.length > 0) {
+    log.info({ pods: plan.flip.map((f) => podKey(f.pod)) }, 'hot upgrades finished: flipping');
+    await settleAll(plan.flip.map((f) => flipPod(ctx, f, deps, signal)));
+    return {};
+  }
 
-  await warnHotUpgrade(ss, ctx, plan, deps);
   await reportNotUpgradable(ss, plan, pods, deps);
   if (plan.upgrade.length === 0) return {};
   log.info(
@@ -281,37 +283,12 @@ async function reportNotUpgradable(
 }
 
 /**
- * Hot upgrade is not implemented: its pods are held, and the SidecarSet is told once per version
- * (a Warning event), so that a rollout that never moves is explained where users look.
- */
-async function warnHotUpgrade(
-  ss: SidecarSet,
-  ctx: SidecarSetContext,
-  plan: UpgradePlan,
-  deps: ReconcileDeps,
-): Promise<void> {
-  const held = plan.held.filter((h) => h.reason === 'HotUpgradeUnsupported').length;
-  if (held === 0 || deps.warnedHotUpgrade.get(ctx.name) === ctx.hash) return;
-  deps.logger.warn(
-    { sidecarSet: ctx.name, pods: held },
-    'HotUpgrade containers are not upgraded in place: the pods keep their sidecars until recreated',
-  );
-  await deps.writer.event(
-    sidecarSetRef(ss),
-    'Warning',
-    'HotUpgradeUnsupported',
-    `${held} pod(s) keep their sidecars: HotUpgrade containers are not upgraded in place by this controller; recreate the pods to roll out the new version`,
-  );
-  deps.warnedHotUpgrade.set(ctx.name, ctx.hash);
-}
-
-/**
  * Builds the change from the cached pod and writes it with the pod's resourceVersion, so that a
  * change the cache has not seen yet makes the write fail (409) instead of being overwritten; then,
  * and whenever the cache cannot be used, it re-reads the pod and builds the change from the fresh
  * object. The cache keeps only what planning needs, which is all the change needs unless the
- * SidecarSet has patchPodMetadata (src/k8s/slim-pod.ts). Resolves false when the pod no longer
- * needs the upgrade.
+ * SidecarSet has patchPodMetadata or a HotUpgrade container (their writes read annotations the
+ * cache does not keep; src/k8s/slim-pod.ts). Resolves false when the pod no longer needs it.
  */
 async function upgradePod(
   ss: SidecarSet,
@@ -322,7 +299,8 @@ async function upgradePod(
 ): Promise<boolean> {
   const { namespace, name } = planned.pod;
   let gateClosed = false;
-  let cached = (ss.spec.patchPodMetadata ?? []).length === 0 ? cachedPod : undefined;
+  const fromCache = (ss.spec.patchPodMetadata ?? []).length === 0 && ctx.hot.length === 0;
+  let cached = fromCache ? cachedPod : undefined;
   for (let attempt = 1; ; attempt++) {
     signal.throwIfAborted();
     await deps.takeToken(signal);
@@ -372,8 +350,54 @@ async function upgradePod(
   }
 }
 
+/**
+ * Puts a finished hot upgrade's old slot back on the empty image (reference upgrade §8), from a
+ * fresh read (the slots' version annotations are not cached) and guarded by its resourceVersion.
+ * Resolves false when the pod no longer needs it.
+ */
+async function flipPod(
+  ctx: SidecarSetContext,
+  planned: PodFlip,
+  deps: ReconcileDeps,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const { namespace, name } = planned.pod;
+  for (let attempt = 1; ; attempt++) {
+    signal.throwIfAborted();
+    await deps.takeToken(signal);
+    const pod = await deps.writer.getPod(namespace, name);
+    if (pod === undefined || (planned.pod.uid && pod.metadata.uid !== planned.pod.uid))
+      return false;
+    if (!needsFlip(ctx, pod)) return false;
+    const change = buildPodFlip(ctx, pod, planned.pod, deps.now());
+    signal.throwIfAborted();
+    try {
+      await deps.writer.patchPod(namespace, name, upgradePatch(pod, change));
+    } catch (err) {
+      if (err instanceof ConflictError && attempt < CONFLICT_RETRIES) continue;
+      throw err;
+    }
+    const slots = change.images.map((i) => i.container).join(', ');
+    await deps.writer.event(
+      podObjectRef(pod),
+      'Normal',
+      'ResetContainerSucceed',
+      `SidecarSet ${ctx.name}: hot upgrade finished, ${slots} back on the empty image`,
+    );
+    return true;
+  }
+}
+
+/** Waits for every write; the first failure, if any, is thrown once all have settled. */
+async function settleAll(writes: readonly Promise<unknown>[]): Promise<number> {
+  const results = await Promise.allSettled(writes);
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+  return results.filter((r) => r.status === 'fulfilled' && r.value === true).length;
+}
+
 /** A strategic merge patch: containers merge by name, so only the images named change. */
-function upgradePatch(pod: Pod, change: PodUpgrade): Record<string, unknown> {
+function upgradePatch(pod: Pod, change: PodFlip): Record<string, unknown> {
   const patch: Record<string, unknown> = {
     metadata: { resourceVersion: pod.metadata.resourceVersion, annotations: change.annotations },
   };

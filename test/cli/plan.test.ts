@@ -11,7 +11,10 @@ import type { Io } from '../../src/cli/io.js';
 import { withHashes } from '../../src/core/sidecarset-admission.js';
 import type { SidecarSet } from '../../src/core/sidecarset-types.js';
 import { readManifests } from '../../src/io/documents.js';
+import { applyPodUpgrade } from '../../src/core/upgrade/change.js';
+import { planUpgrade } from '../../src/core/upgrade/plan.js';
 import { grayReleasePods } from '../fixtures/plan/gray-release-pods.js';
+import { applied, hotPod, hotSidecarSet } from '../support/upgrade-pods.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/plan/', import.meta.url));
 const grayRelease = join(fixtures, 'gray-release-sidecarset.yaml');
@@ -91,6 +94,32 @@ describe('sidecarset plan', () => {
     assert.deepEqual(result.notUpgradable, []);
     assert.equal(result.held.length, 980);
     assert.deepEqual(result.held[0], { pod: 'default/web-0979', reason: 'Partition' });
+  });
+
+  it('lists finished hot upgrades under flip, and a table says what a flip is', async () => {
+    const ss = hotSidecarSet();
+    const fresh = hotPod(0);
+    const upgrade = planUpgrade(ss, [fresh], { now }).upgrade[0];
+    assert.ok(upgrade);
+    const finished = applied(applyPodUpgrade(fresh, upgrade));
+    const files = { sidecarsets: join(dir, 'hot.json'), pods: join(dir, 'hot-pods.json') };
+    await writeFile(files.sidecarsets, JSON.stringify(ss));
+    await writeFile(
+      files.pods,
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [finished, hotPod(1)] }),
+    );
+    const json = memoryIo();
+    await runPlan({ ...files, output: 'json', simulate: false }, json.io, now);
+    const result = JSON.parse(json.out()) as { flip?: string[]; upgrade: string[] };
+    assert.deepEqual(result.flip, ['default/pod-0']);
+    assert.deepEqual(result.upgrade, []);
+    const table = memoryIo();
+    await runPlan({ ...files, output: 'table', simulate: true }, table.io, now);
+    assert.match(
+      table.out(),
+      /flip +the old hot-upgrade slot back to the empty image: default\/pod-0/,
+    );
+    assert.match(table.out(), /final: +matched 2, updated 2, ready 2, updatedReady 2/);
   });
 
   it('--simulate -o json adds the waves', async () => {

@@ -233,7 +233,7 @@ describe('gray release in a cluster', () => {
     }, fast);
   });
 
-  it('holds HotUpgrade pods and tells the SidecarSet once', async () => {
+  it('hot-upgrades: the new image in the empty slot, then the old slot back on the empty image', async () => {
     await withCluster(async (cluster) => {
       await createSidecarSet(
         cluster,
@@ -246,30 +246,42 @@ describe('gray release in a cluster', () => {
               upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' },
             },
           ],
+          updateStrategy: { maxUnavailable: 2 },
         }),
       );
-      await createPods(cluster, 2, (i) => nginxPod(`web-${i}`));
-      await waitFor(cluster, () => status(cluster, 'agent')?.['readyPods'] === 2, 'pods ready');
+      await createPods(cluster, 3, (i) => nginxPod(`web-${i}`));
+      await waitFor(cluster, () => status(cluster, 'agent')?.['readyPods'] === 3, 'pods ready');
+      const slots = (pod: KubeObject): string[] => [
+        String(container(pod, 'agent-1')?.['image']),
+        String(container(pod, 'agent-2')?.['image']),
+      ];
+      assert.deepEqual(pods(cluster).map(slots), Array(3).fill(['agent:1', 'empty:1']));
       await setImage(cluster, 'agent:2');
-      await eventSent(cluster, 'HotUpgradeUnsupported');
-      const before = await reconcileCount(cluster);
-      await updateSidecarSet(cluster, 'agent', (spec) => {
-        spec['updateStrategy'] = { maxUnavailable: 2 };
-      });
-      await eventually(async () => (await reconcileCount(cluster)) > before, 'one more round');
-      const warnings = cluster.api.control.requests(
-        (r) =>
-          r.method === 'POST' &&
-          r.resource === 'events' &&
-          (r.body as { reason?: string; type?: string } | undefined)?.reason ===
-            'HotUpgradeUnsupported',
+      await settled(cluster, 2, 3);
+      await waitFor(
+        cluster,
+        () => pods(cluster).every((p) => slots(p).join() === 'empty:1,agent:2'),
+        'every pod on agent:2 in the second slot, the first back on the empty image',
       );
-      assert.equal(warnings.length, 1);
-      assert.equal((warnings[0]?.body as { type?: string }).type, 'Warning');
-      const patches = cluster.api.control.requests(
-        (r) => r.method === 'PATCH' && r.resource === 'pods' && r.subresource === undefined,
+      for (const pod of pods(cluster)) {
+        const annotations = (pod['metadata'] as { annotations: Record<string, string> })
+          .annotations;
+        assert.equal(
+          annotations['kruise.io/sidecarset-working-hotupgrade-container'],
+          '{"agent":"agent-2"}',
+        );
+        assert.equal(annotations['version.sidecarset.kruise.io/agent-1'], '0');
+        assert.equal(annotations['versionalt.sidecarset.kruise.io/agent-2'], '0');
+      }
+      await eventSent(cluster, 'ResetContainerSucceed');
+      // And back: the empty first slot takes agent:3.
+      await setImage(cluster, 'agent:3');
+      await settled(cluster, 3, 3);
+      await waitFor(
+        cluster,
+        () => pods(cluster).every((p) => slots(p).join() === 'agent:3,empty:1'),
+        'every pod on agent:3 in the first slot',
       );
-      assert.deepEqual(patches, []);
     }, fast);
   });
 

@@ -182,3 +182,57 @@ export function names(
 ): string[] {
   return refs.map((r) => ('pod' in r ? r.pod.name : r.name));
 }
+
+/** A SidecarSet (resourceVersion 42) with one HotUpgrade sidecar "hot" at `image`. */
+export function hotSidecarSet(image = 'hot:2'): SidecarSet {
+  const ss = upgradeSidecarSet({});
+  ss.metadata.resourceVersion = '42';
+  ss.spec.containers = [
+    {
+      name: 'hot',
+      image,
+      upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' },
+    },
+  ];
+  return ss;
+}
+
+/** hot-1 works on hot:1, hot-2 idles on the empty image; everything running and ready. */
+export function hotPod(i = 0): Pod {
+  const pod = upgradePod(i);
+  pod.spec.containers = [
+    { name: 'hot-1', image: 'hot:1' },
+    { name: 'hot-2', image: 'empty:1' },
+    { name: 'app', image: 'nginx:1.25' },
+  ];
+  pod.status = {
+    ...pod.status,
+    containerStatuses: [
+      { name: 'hot-1', image: 'hot:1', imageID: 'id://hot-1', ready: true, restartCount: 0 },
+      { name: 'hot-2', image: 'empty:1', imageID: 'id://empty', ready: true, restartCount: 0 },
+      { name: 'app', image: 'nginx:1.25', imageID: 'id://nginx', ready: true, restartCount: 0 },
+    ],
+  };
+  pod.metadata.annotations = {
+    ...pod.metadata.annotations,
+    'kruise.io/sidecarset-working-hotupgrade-container': '{"hot":"hot-1"}',
+    'version.sidecarset.kruise.io/hot-1': '1',
+    'versionalt.sidecarset.kruise.io/hot-1': '0',
+    'version.sidecarset.kruise.io/hot-2': '0',
+    'versionalt.sidecarset.kruise.io/hot-2': '1',
+  };
+  return pod;
+}
+
+/** The kubelet has applied the spec: every container's status shows its image (a new ID). */
+export function applied(pod: Pod): Pod {
+  const next = structuredClone(pod);
+  next.status = {
+    ...next.status,
+    containerStatuses: (next.status?.containerStatuses ?? []).map((s) => {
+      const image = next.spec.containers.find((c) => c.name === s.name)?.image ?? '';
+      return image === s.image ? s : { ...s, image, imageID: `id://${image}`, ready: true };
+    }),
+  };
+  return next;
+}

@@ -14,10 +14,12 @@ import type { SidecarSetPatchPodMetadata } from '../sidecarset-types.js';
 import type { SidecarSetContext } from './context.js';
 import type { HashForm, InPlaceUpdateEntry } from './pod-records.js';
 import { formatInPlaceUpdateStates, readHashes, readInPlaceUpdateStates } from './pod-records.js';
-import type { ImageChange, PodRef, PodUpgrade } from './types.js';
+import { flipChanges, hotUpgradeChanges } from './hot-slots.js';
+import type { ImageChange, PodFlip, PodRef, PodUpgrade } from './types.js';
 import { canonicalRecordTest } from './canonical-record.js';
 import { ValueMemo } from './value-memo.js';
 
+/** The cold sidecars whose image differs from the SidecarSet's. */
 export function imageChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): ImageChange[] {
   const changes: ImageChange[] = [];
   for (const [name, image] of ctx.images) {
@@ -74,24 +76,23 @@ export function podUpgradeBuilder(
   };
   const paths = new Map<string, string>();
   return (pod, ref) => {
-    const images = imageChanges(ctx, pod);
+    const hot = ctx.hot.length > 0 ? hotUpgradeChanges(ctx, pod) : undefined;
+    const images =
+      hot === undefined ? imageChanges(ctx, pod) : [...imageChanges(ctx, pod), ...hot.images];
     const before = pod.metadata.annotations ?? {};
     const hashes = rewriteHashes(before);
     let after: Record<string, string> = { [SIDECARSET_HASH]: hashes.hash };
     if (hashes.withoutImage !== undefined) {
       after[SIDECARSET_HASH_WITHOUT_IMAGE] = hashes.withoutImage;
     }
+    if (hot !== undefined) Object.assign(after, hot.annotations);
     after[SIDECARSET_INPLACE_UPDATE_STATE] = inPlaceUpdateState(ctx, pod, images, timestamp);
     // patchPodMetadata may touch any annotation; without it, only the ones written can change.
     if (patchPodMetadata.length > 0) {
       after = { ...before, ...after };
       applyPatchPodMetadata(after, patchPodMetadata);
     }
-    const annotations: Record<string, string> = {};
-    for (const key in after) {
-      const value = after[key] as string;
-      if (before[key] !== value) annotations[key] = value;
-    }
+    const annotations = changedAnnotations(before, after);
     return {
       pod: ref,
       images,
@@ -100,6 +101,36 @@ export function podUpgradeBuilder(
       patch: toPatch(ref, images, annotations, paths),
     };
   };
+}
+
+/** The flip after a finished hot upgrade (flipPodSidecarContainerDo, then the in-place state). */
+export function buildPodFlip(
+  ctx: SidecarSetContext,
+  pod: Readonly<Pod>,
+  ref: PodRef,
+  now: Date,
+): PodFlip {
+  const { images, annotations: slots } = flipChanges(ctx, pod);
+  const before = pod.metadata.annotations ?? {};
+  const after: Record<string, string> = {
+    ...slots,
+    [SIDECARSET_INPLACE_UPDATE_STATE]: inPlaceUpdateState(ctx, pod, images, formatTimestamp(now)),
+  };
+  const annotations = changedAnnotations(before, after);
+  return { pod: ref, images, annotations, patch: toPatch(ref, images, annotations, new Map()) };
+}
+
+/** The annotations of `after` whose value differs from `before`'s. */
+function changedAnnotations(
+  before: Readonly<Record<string, string>>,
+  after: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const annotations: Record<string, string> = {};
+  for (const key in after) {
+    const value = after[key] as string;
+    if (before[key] !== value) annotations[key] = value;
+  }
+  return annotations;
 }
 
 /** The hash annotation's new value and, when a legacy one is converted, the without-image one. */
@@ -227,7 +258,7 @@ function toPatch(
 }
 
 /** The pod as it is after the upgrade's write (for simulations and tests). */
-export function applyPodUpgrade(pod: Readonly<Pod>, upgrade: PodUpgrade): Pod {
+export function applyPodUpgrade(pod: Readonly<Pod>, upgrade: PodFlip): Pod {
   const next = structuredClone(pod) as Pod;
   for (const change of upgrade.images) {
     const container = next.spec.containers[change.index];

@@ -12,6 +12,8 @@ export interface HotSlot {
   name: string;
   slots: readonly [string, string];
   emptyImage: string;
+  /** The SidecarSet's image for this sidecar. */
+  image: string;
 }
 
 export interface SidecarSetContext {
@@ -28,6 +30,8 @@ export interface SidecarSetContext {
   /** sidecarList of the hash entry: containers plus native-sidecar init containers, sorted. */
   sidecarList: readonly string[];
   latestRevision: string;
+  /** metadata.resourceVersion: hot-upgrade slots record the version they run (reference §8). */
+  resourceVersion: string;
   notUpdate: boolean;
   paused: boolean;
   isSelected: (labels: Labels) => boolean;
@@ -57,7 +61,12 @@ export function sidecarSetContext(sidecarSet: SidecarSet): SidecarSetContext {
     if (c.upgradeStrategy?.upgradeType === 'HotUpgrade') {
       const slots = [`${c.name}-1`, `${c.name}-2`] as const;
       slots.forEach((s) => containerNames.add(s));
-      hot.push({ name: c.name, slots, emptyImage: c.upgradeStrategy.hotUpgradeEmptyImage ?? '' });
+      hot.push({
+        name: c.name,
+        slots,
+        emptyImage: c.upgradeStrategy.hotUpgradeEmptyImage ?? '',
+        image: c.image ?? '',
+      });
     } else {
       containerNames.add(c.name);
       images.set(c.name, c.image ?? '');
@@ -80,6 +89,7 @@ export function sidecarSetContext(sidecarSet: SidecarSet): SidecarSetContext {
     hot,
     sidecarList: [...sidecarList].sort(compareStrings),
     latestRevision: sidecarSet.status?.latestRevision ?? '',
+    resourceVersion: sidecarSet.metadata.resourceVersion ?? '',
     notUpdate: strategy.type === 'NotUpdate',
     paused: strategy.paused === true,
     isSelected: canarySelector(strategy.selector),

@@ -10,9 +10,10 @@ import { podNamespace } from '../match.js';
 import type { SidecarSet } from '../sidecarset-types.js';
 import { scaleMaxUnavailable, scalePartition } from '../intstr.js';
 import { upgradeCount } from './budget.js';
-import { podUpgradeBuilder } from './change.js';
+import { buildPodFlip, podUpgradeBuilder } from './change.js';
 import type { SidecarSetContext } from './context.js';
 import { sidecarSetContext } from './context.js';
+import { needsFlip } from './hot-slots.js';
 import { CandidateKeys } from './order.js';
 import {
   hasEverySidecar,
@@ -32,6 +33,7 @@ import type {
   HeldPod,
   HoldReason,
   PlanOptions,
+  PodFlip,
   PodRef,
   PodUpgrade,
   UpgradePlan,
@@ -98,12 +100,13 @@ export function planUpgrade(
 ): UpgradePlan {
   const ctx = sidecarSetContext(sidecarSet);
   // Only a round that may upgrade needs each pod's verdict, sort fields and labels.
-  const plans = !ctx.notUpdate && !ctx.paused && ctx.hot.length === 0;
+  const plans = !ctx.notUpdate && !ctx.paused;
   const { matched, excluded } = readPods(ctx, pods, plans);
   const plan: UpgradePlan = {
     sidecarSet: ctx.name,
     hash: ctx.hash,
     upgrade: [],
+    flip: [],
     notUpgradable: [],
     held: [],
     excluded,
@@ -113,14 +116,26 @@ export function planUpgrade(
   const refs = (): PodRef[] => outdatedPods(matched).map((i) => refOf(matched, i));
   if (ctx.notUpdate) return stopped(plan, 'NotUpdate', refs(), 'updateStrategy.type is NotUpdate');
   if (ctx.paused) return stopped(plan, 'Paused', refs(), 'updateStrategy.paused is true');
-  if (plan.status.updatedPods === plan.status.matchedPods) return { ...plan, stopped: 'Complete' };
-  if (ctx.hot.length > 0) {
-    plan.held = refs().map((ref) =>
-      hold(ref, 'HotUpgradeUnsupported', 'the SidecarSet has a HotUpgrade container'),
-    );
-    return plan;
+  // Finished hot upgrades are flipped first, and alone in their round (§2.2 step 9).
+  const flip = ctx.hot.length > 0 ? flips(ctx, matched, options.now) : [];
+  if (flip.length > 0) {
+    const message = 'this round puts finished hot upgrades back on the empty image first';
+    return { ...plan, flip, held: refs().map((ref) => hold(ref, 'HotUpgradeFlip', message)) };
   }
+  if (plan.status.updatedPods === plan.status.matchedPods) return { ...plan, stopped: 'Complete' };
   return planRound(sidecarSet, ctx, matched, plan, options.now);
+}
+
+/** The matched pods whose finished hot upgrade waits for its flip, in namespace/name order. */
+function flips(ctx: SidecarSetContext, matched: MatchedPods, now: Date): PodFlip[] {
+  const waiting: number[] = [];
+  for (let i = 0; i < matched.pods.length; i++) {
+    if (needsFlip(ctx, matched.pods[i] as Readonly<Pod>)) waiting.push(i);
+  }
+  return waiting.sort(nameOrder(matched).compare).map((i) => {
+    const pod = matched.pods[i] as Readonly<Pod>;
+    return buildPodFlip(ctx, pod, podRef(pod), now);
+  });
 }
 
 /** Every given pod once: excluded, or matched with its flags (and, if `plans`, its verdict). */

@@ -8,7 +8,7 @@ import {
 } from '../annotations.js';
 import { isPlainObject } from '../json.js';
 import type { ContainerStatus, Pod, PodCondition } from '../k8s-types.js';
-import type { SidecarSetContext } from './context.js';
+import type { HotSlot, SidecarSetContext } from './context.js';
 import { imagesEqual, isDigestImage, stripImageIdScheme } from './image.js';
 
 export type PodReadView = Readonly<Pod>;
@@ -66,7 +66,8 @@ export function hasEverySidecar(ctx: SidecarSetContext, pod: PodReadView): boole
   );
 }
 
-function workingHotContainers(pod: PodReadView): Record<string, string> {
+/** kruise.io/sidecarset-working-hotupgrade-container: sidecar name → its working slot. */
+export function workingHotContainers(pod: PodReadView): Record<string, string> {
   const raw = pod.metadata.annotations?.[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER];
   if (raw === undefined) return {};
   try {
@@ -105,10 +106,24 @@ function emptySlotsHoldEmptyImage(ctx: SidecarSetContext, pod: PodReadView): boo
   const working = workingHotContainers(pod);
   return ctx.hot.every((h) => {
     if (h.emptyImage === '') return true;
-    const empty = working[h.name] === h.slots[0] ? h.slots[1] : h.slots[0];
-    const container = pod.spec.containers.find((c) => c.name === empty);
+    const container = pod.spec.containers.find((c) => c.name === hotSlots(h, working).idle);
     return container === undefined || container.image === h.emptyImage;
   });
+}
+
+/**
+ * GetPodHotUpgradeContainers: the slot the working-container annotation names (the second slot
+ * when it names neither) and the other one, idle (on the empty image, or the older version while
+ * a hot upgrade is under way).
+ */
+export function hotSlots(
+  hot: HotSlot,
+  working: Readonly<Record<string, string>>,
+): { working: string; idle: string } {
+  const [first, second] = hot.slots;
+  return working[hot.name] === first
+    ? { working: first, idle: second }
+    : { working: second, idle: first };
 }
 
 /**
@@ -142,7 +157,7 @@ function isOneOf(names: ReadonlySet<string> | string, name: string): boolean {
   return typeof names === 'string' ? name === names : names.has(name);
 }
 
-function statusOf(
+export function statusOf(
   statuses: readonly ContainerStatus[],
   name: string | undefined,
 ): ContainerStatus | undefined {

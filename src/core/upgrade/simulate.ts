@@ -8,7 +8,7 @@ import type { SidecarSet } from '../sidecarset-types.js';
 import { applyPodUpgrade } from './change.js';
 import { planUpgrade, podKey, podRef } from './plan.js';
 import { formatTimestamp } from '../pod-hash-annotation.js';
-import type { HeldPod, PodRef, PodUpgrade, UpgradePlan, UpgradeStatus } from './types.js';
+import type { HeldPod, PodFlip, PodRef, UpgradePlan, UpgradeStatus } from './types.js';
 
 export interface Wave {
   /** 1-based. */
@@ -55,7 +55,23 @@ export function simulateRollout(
   const initial = plan.status;
   const limit = options.maxWaves ?? plan.status.matchedPods + 1;
   const waves: Wave[] = [];
-  while (plan.upgrade.length > 0 && waves.length < limit) {
+  // A hot upgrade's flip is a round of its own, applied before the next wave; a flip round
+  // follows a wave at most, so the rounds are bounded by twice the waves.
+  let rounds = 0;
+  while ((plan.upgrade.length > 0 || plan.flip.length > 0) && waves.length < limit) {
+    /* c8 ignore next -- a safety net: every round upgrades or flips a pod for good */
+    if (rounds++ > 2 * limit + 2) break;
+    if (plan.flip.length > 0) {
+      for (const flip of plan.flip) {
+        const key = podKey(flip.pod);
+        const pod = current.get(key);
+        /* c8 ignore next -- every flipped pod came from this map */
+        if (pod === undefined) continue;
+        current.set(key, settle(pod, flip, options.now));
+      }
+      plan = planUpgrade(sidecarSet, [...current.values()], { now: options.now });
+      continue;
+    }
     let notReadyTaken = 0;
     for (const upgrade of plan.upgrade) {
       const key = podKey(upgrade.pod);
@@ -95,7 +111,7 @@ function isRunningAndReady(pod: Readonly<Pod>): boolean {
 }
 
 /** The upgraded pod after the kubelet has restarted its sidecars and the pod is ready again. */
-function settle(pod: Readonly<Pod>, upgrade: PodUpgrade, now: Date): Pod {
+function settle(pod: Readonly<Pod>, upgrade: PodFlip, now: Date): Pod {
   const next = applyPodUpgrade(pod, upgrade);
   const changed = new Set(upgrade.images.map((c) => c.container));
   const statuses = next.status?.containerStatuses ?? [];

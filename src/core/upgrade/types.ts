@@ -19,8 +19,8 @@ export const HOLD_REASONS = [
   'NotUpdate',
   /** A sidecar's earlier in-place update is not applied by the kubelet yet (reference §3.4). */
   'UpgradeInFlight',
-  /** The SidecarSet has a HotUpgrade container, which this planner does not upgrade. */
-  'HotUpgradeUnsupported',
+  /** This round puts finished hot upgrades' old slots back on the empty image first (§8). */
+  'HotUpgradeFlip',
   /** spec.patchPodMetadata cannot be applied to the pod (MergePatchJson on a non-JSON value). */
   'PatchPodMetadataError',
 ] as const;
@@ -72,6 +72,12 @@ export interface PodUpgrade {
   patch: JsonPatchOperation[];
 }
 
+/**
+ * The flip after a hot upgrade (§8): the old slot back on the empty image. The hash annotation
+ * does not change; the in-place-update state records the flipped slot.
+ */
+export type PodFlip = Omit<PodUpgrade, 'hashEntry'>;
+
 export interface UpgradeStatus {
   matchedPods: number;
   updatedPods: number;
@@ -106,6 +112,8 @@ export interface UpgradePlan {
   hash: string;
   /** This round's pods, in upgrade order. */
   upgrade: PodUpgrade[];
+  /** Hot upgrades finished and flipped this round, in namespace/name order (nothing else then). */
+  flip: PodFlip[];
   notUpgradable: NotUpgradablePod[];
   held: HeldPod[];
   excluded: ExcludedPod[];

@@ -302,33 +302,6 @@ describe('planUpgrade: stops and holds', () => {
     assert.equal(p.status.matchedPods, 1);
     assert.ok(p.excluded.every((e) => EXCLUDE_REASONS.includes(e.reason)));
   });
-
-  it('a HotUpgrade SidecarSet is not planned', () => {
-    const ss = upgradeSidecarSet({});
-    ss.spec.containers = [
-      {
-        name: 'hot',
-        image: 'hot:2',
-        upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' },
-      },
-    ];
-    const pod = upgradePod(0);
-    pod.spec.containers = [
-      { name: 'hot-1', image: 'hot:1' },
-      { name: 'hot-2', image: 'empty:1' },
-    ];
-    pod.status = { ...pod.status, containerStatuses: [] };
-    pod.metadata.annotations = {
-      ...pod.metadata.annotations,
-      'kruise.io/sidecarset-working-hotupgrade-container': '{"hot":"hot-1"}',
-    };
-    const p = planUpgrade(ss, [pod], { now });
-    assert.equal(p.status.matchedPods, 1);
-    assert.deepEqual(
-      p.held.map((h) => h.reason),
-      ['HotUpgradeUnsupported'],
-    );
-  });
 });
 
 describe('planUpgrade: TestSortNextUpgradePods (exact order, 20 pods)', () => {
