@@ -318,8 +318,11 @@ async function upgradePod(
     );
     // Leadership may have been lost while we waited: a new leader must not meet our writes.
     signal.throwIfAborted();
-    if (hasReadinessGate(pod) && !gateClosed && gateStatus(pod) !== 'False') {
-      // Traffic first: close the gate, then read the pod again (the write changed its version).
+    // A cold sidecar restarts in place: traffic first. A hot one starts in the idle slot while the
+    // working slot serves, so the pod stays in its Services.
+    const restartsInPlace = change.images.some((i) => ctx.images.has(i.container));
+    if (restartsInPlace && hasReadinessGate(pod) && !gateClosed && gateStatus(pod) !== 'False') {
+      // Close the gate, then read the pod again (the write changed its version).
       await deps.writer.setPodConditions(namespace, name, [
         gateCondition('False', 'StartInPlaceUpdate', deps.now()),
       ]);

@@ -249,8 +249,22 @@ describe('gray release in a cluster', () => {
           updateStrategy: { maxUnavailable: 2 },
         }),
       );
-      await createPods(cluster, 3, (i) => nginxPod(`web-${i}`));
+      // One pod declares the InPlaceUpdateReady gate: a hot upgrade never closes it.
+      await createPods(cluster, 3, (i) => {
+        const pod = nginxPod(`web-${i}`);
+        if (i === 0) {
+          (pod['spec'] as Record<string, unknown>)['readinessGates'] = [
+            { conditionType: 'InPlaceUpdateReady' },
+          ];
+        }
+        return pod;
+      });
       await waitFor(cluster, () => status(cluster, 'agent')?.['readyPods'] === 3, 'pods ready');
+      const gates: (string | undefined)[] = [];
+      const unsubscribe = cluster.api.store.subscribe(() => {
+        const now = gateStatus(cluster);
+        if (gates.at(-1) !== now) gates.push(now);
+      });
       const slots = (pod: KubeObject): string[] => [
         String(container(pod, 'agent-1')?.['image']),
         String(container(pod, 'agent-2')?.['image']),
@@ -274,6 +288,8 @@ describe('gray release in a cluster', () => {
         assert.equal(annotations['versionalt.sidecarset.kruise.io/agent-2'], '0');
       }
       await eventSent(cluster, 'ResetContainerSucceed');
+      unsubscribe();
+      assert.deepEqual(gates, ['True']);
       // And back: the empty first slot takes agent:3.
       await setImage(cluster, 'agent:3');
       await settled(cluster, 3, 3);
