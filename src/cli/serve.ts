@@ -223,9 +223,11 @@ export function launchController(
     ...(flags.leaderElect
       ? { leaderElection: { namespace: flags.leaderElectionNamespace, name: flags.leaseName } }
       : {}),
-    onReconcile: (result) => {
+    onReconcile: (result, seconds) => {
       metrics.reconciles.inc({ result });
+      metrics.reconcileSeconds.observe({ result }, seconds);
     },
+    observer: metrics.observer,
   });
   controller.start().catch((err: unknown) => {
     logger.error({ err }, 'the upgrade controller failed to start');

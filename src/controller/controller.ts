@@ -35,7 +35,7 @@ import { createPodIndex } from './pod-index.js';
 import type { WorkQueue } from './queue.js';
 import { createWorkQueue } from './queue.js';
 import { createTokenBucket } from './rate-limiter.js';
-import type { ControllerView, ReconcileDeps } from './reconcile.js';
+import type { ControllerView, ReconcileDeps, RoundObserver } from './reconcile.js';
 import { reconcileSidecarSet } from './reconcile.js';
 import { dryRunRevisionWriter, registerLatestRevision } from './revisions.js';
 import type { ClusterWriter } from './writer.js';
@@ -71,8 +71,10 @@ export interface ControllerOptions {
   writer?: ClusterWriter;
   /** Called when leadership starts (true) or ends (false). */
   onLeading?: (leading: boolean) => void;
-  /** Called after each reconcile with its outcome. */
-  onReconcile?: (outcome: 'success' | 'requeue' | 'error') => void;
+  /** Called after each reconcile with its outcome and how long it took. */
+  onReconcile?: (outcome: 'success' | 'requeue' | 'error', seconds: number) => void;
+  /** Told what each round found and wrote. */
+  observer?: RoundObserver;
 }
 
 export interface Controller {
@@ -195,6 +197,7 @@ export function createController(options: ControllerOptions): Controller {
     now,
     logger: log,
     reported: new Map(),
+    ...(options.observer === undefined ? {} : { observer: options.observer }),
     registerRevision: (ss, matched) =>
       registerLatestRevision(
         ss,
@@ -216,12 +219,15 @@ export function createController(options: ControllerOptions): Controller {
       keys: () => sidecarSets.list().map((ss) => ss.metadata.name ?? ''),
       process: async (key, queueSignal) => {
         const either = AbortSignal.any([signal, queueSignal]);
+        const started = performance.now();
+        const seconds = (): number => (performance.now() - started) / 1000;
         try {
           const result = await reconcileSidecarSet(key, deps, either);
-          options.onReconcile?.(result.requeueAfterMs === undefined ? 'success' : 'requeue');
+          const outcome = result.requeueAfterMs === undefined ? 'success' : 'requeue';
+          options.onReconcile?.(outcome, seconds());
           return result;
         } catch (err) {
-          options.onReconcile?.('error');
+          options.onReconcile?.('error', seconds());
           throw err;
         }
       },

@@ -19,7 +19,7 @@ import { recordedHash } from '../core/upgrade/pod-records.js';
 import { needsFlip } from '../core/upgrade/hot-slots.js';
 import { isStateConsistent, isUpdated } from '../core/upgrade/pod-state.js';
 import { selectsForUpgrade } from '../core/upgrade/selection.js';
-import type { PodFlip, PodUpgrade, UpgradePlan } from '../core/upgrade/types.js';
+import type { PodFlip, PodUpgrade, UpgradePlan, UpgradeStatus } from '../core/upgrade/types.js';
 import { nextUpgradableCondition } from '../core/upgrade/upgradable-condition.js';
 import type { UpgradeExpectations } from './expectations.js';
 import type { RegisteredRevision } from './revisions.js';
@@ -46,8 +46,18 @@ export interface ReconcileDeps {
   logger: Logger;
   /** Not-upgradable counts last reported per SidecarSet, so that events do not repeat. */
   reported: Map<string, number>;
+  /** Told what each round found and wrote (metrics). */
+  observer?: RoundObserver;
   /** Registers the latest ControllerRevision (§7.1); without it the status keeps what it has. */
   registerRevision?: (ss: SidecarSet, pods: readonly Pod[]) => Promise<RegisteredRevision>;
+}
+
+/** What rounds tell the outside (the controller's metrics). */
+export interface RoundObserver {
+  /** The status a round computed for a SidecarSet; undefined once the SidecarSet is gone. */
+  status?(sidecarSet: string, status: UpgradeStatus | undefined): void;
+  /** Pods written in a round (in a dry run: that would have been): upgrades or hot-upgrade flips. */
+  podsWritten?(kind: 'upgrade' | 'flip', count: number): void;
 }
 
 export interface ReconcileResult {
@@ -69,6 +79,7 @@ export async function reconcileSidecarSet(
     deps.expectations.forget(name);
     deps.inFlight.delete(name);
     deps.reported.delete(name);
+    deps.observer?.status?.(name, undefined);
     return {};
   }
   const stored = withHashes(found);
@@ -87,6 +98,7 @@ export async function reconcileSidecarSet(
 
   const plan = planUpgrade(ss, pods, { now: deps.now() });
   await writeStatus(stored, plan, deps, registered);
+  deps.observer?.status?.(name, plan.status);
 
   const pending = deps.expectations.pending(name, ctx.hash);
   if (pending.length > 0) {
@@ -96,7 +108,8 @@ export async function reconcileSidecarSet(
   if (plan.stopped !== undefined) return {};
   if (plan.flip.length > 0) {
     log.info({ pods: plan.flip.map((f) => podKey(f.pod)) }, 'hot upgrades finished: flipping');
-    await settleAll(plan.flip.map((f) => flipPod(ctx, f, deps, signal)));
+    const flipped = await settleAll(plan.flip.map((f) => flipPod(ctx, f, deps, signal)));
+    deps.observer?.podsWritten?.('flip', flipped);
     return {};
   }
 
@@ -114,6 +127,7 @@ export async function reconcileSidecarSet(
   );
   const failed = results.filter((r) => r.status === 'rejected');
   const upgraded = results.filter((r) => r.status === 'fulfilled' && r.value).length;
+  deps.observer?.podsWritten?.('upgrade', upgraded);
   if (upgraded > 0) {
     await deps.writer.event(
       sidecarSetRef(ss),

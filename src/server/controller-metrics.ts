@@ -1,10 +1,22 @@
 /** Prometheus metrics of the upgrade controller, on the webhook's registry. */
 import type { Registry } from 'prom-client';
-import { Counter, Gauge } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
+
+import type { RoundObserver } from '../controller/reconcile.js';
 
 export interface ControllerMetrics {
   reconciles: Counter<'result'>;
+  reconcileSeconds: Histogram<'result'>;
+  /** The rounds' status and pod writes, as metrics. */
+  observer: RoundObserver;
 }
+
+const STATES = [
+  ['matched', 'matchedPods'],
+  ['updated', 'updatedPods'],
+  ['ready', 'readyPods'],
+  ['updated_ready', 'updatedReadyPods'],
+] as const;
 
 export function createControllerMetrics(
   registry: Registry,
@@ -32,5 +44,35 @@ export function createControllerMetrics(
       this.set(state()?.cachedPods ?? 0);
     },
   });
-  return { reconciles };
+  const reconcileSeconds = new Histogram({
+    name: 'sidecarset_controller_reconcile_duration_seconds',
+    help: 'Time a SidecarSet reconcile took, by result',
+    labelNames: ['result'] as const,
+    buckets: [0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30],
+    registers: [registry],
+  });
+  const podWrites = new Counter({
+    name: 'sidecarset_controller_pod_writes_total',
+    help: 'Pods written: in-place upgrades, and flips that end hot upgrades (dry run: would write)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  const pods = new Gauge({
+    name: 'sidecarset_pods',
+    help: "A SidecarSet's pods by state, as its status reports them (matched, updated, ready, updated_ready)",
+    labelNames: ['sidecarset', 'state'] as const,
+    registers: [registry],
+  });
+  const observer: RoundObserver = {
+    status(sidecarSet, status) {
+      for (const [state, field] of STATES) {
+        if (status === undefined) pods.remove({ sidecarset: sidecarSet, state });
+        else pods.set({ sidecarset: sidecarSet, state }, status[field]);
+      }
+    },
+    podsWritten(kind, count) {
+      podWrites.inc({ kind }, count);
+    },
+  };
+  return { reconciles, reconcileSeconds, observer };
 }

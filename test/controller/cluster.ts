@@ -122,10 +122,15 @@ export async function startTestCluster(options: ClusterOptions = {}): Promise<Te
   };
 }
 
+/** The process's Prometheus metrics, as text. */
+export async function metrics(cluster: TestCluster): Promise<string> {
+  const response = await fetch(`${cluster.served.metricsUrl ?? ''}/metrics`);
+  return response.text();
+}
+
 /** How many reconciles the controller has finished, from its metrics endpoint. */
 export async function reconcileCount(cluster: TestCluster): Promise<number> {
-  const response = await fetch(`${cluster.served.metricsUrl ?? ''}/metrics`);
-  const text = await response.text();
+  const text = await metrics(cluster);
   let count = 0;
   for (const m of text.matchAll(/^sidecarset_controller_reconciles_total\{[^}]*\} (\d+)$/gm)) {
     count += Number(m[1]);
@@ -280,4 +285,28 @@ export async function eventSent(cluster: TestCluster, reason: string): Promise<v
       (r.body as { reason?: string } | undefined)?.reason === reason,
     { timeoutMs: 20_000, what: `an event ${reason}` },
   );
+}
+
+/**
+ * The SidecarSet "agent" (agent:1, selecting app=nginx) with `strategy`, and `count` nginx pods
+ * `web-00`, `web-01`, … (with extra `labels`), injected and ready.
+ */
+export async function setUpAgent(
+  cluster: TestCluster,
+  count: number,
+  strategy: JsonObject,
+  labels?: (i: number) => Record<string, string>,
+): Promise<void> {
+  await createSidecarSet(
+    cluster,
+    sidecarSet('agent', {
+      selector: { matchLabels: { app: 'nginx' } },
+      containers: [{ name: 'agent', image: 'agent:1' }],
+      updateStrategy: strategy,
+    }),
+  );
+  await createPods(cluster, count, (i) =>
+    nginxPod(`web-${String(i).padStart(2, '0')}`, { app: 'nginx', ...labels?.(i) }),
+  );
+  await waitFor(cluster, () => status(cluster, 'agent')?.['readyPods'] === count, 'pods ready');
 }

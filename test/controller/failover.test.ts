@@ -9,11 +9,8 @@ import { createController } from '../../src/controller/controller.js';
 import {
   container,
   containerStatus,
-  createPods,
-  createSidecarSet,
-  nginxPod,
   pods,
-  sidecarSet,
+  setUpAgent,
   startTestCluster,
   status,
   updateSidecarSet,
@@ -42,16 +39,7 @@ describe('leader election', () => {
     const b = replica('replica-b');
     try {
       await Promise.all([a.start(), b.start()]);
-      await createSidecarSet(
-        cluster,
-        sidecarSet('agent', {
-          selector: { matchLabels: { app: 'nginx' } },
-          containers: [{ name: 'agent', image: 'agent:1' }],
-          updateStrategy: { maxUnavailable: 3 },
-        }),
-      );
-      await createPods(cluster, 30, (i) => nginxPod(`web-${String(i).padStart(2, '0')}`));
-      await waitFor(cluster, () => status(cluster, 'agent')?.['readyPods'] === 30, 'pods ready');
+      await setUpAgent(cluster, 30, { maxUnavailable: 3 });
       await waitFor(cluster, () => a.leading() !== b.leading(), 'one leader');
 
       let worst = 0;

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
-import type { JsonObject, KubeObject } from '../fake-apiserver/index.js';
+import type { KubeObject } from '../fake-apiserver/index.js';
 import type { TestCluster } from './cluster.js';
 import {
   container,
@@ -22,6 +22,7 @@ import {
   waitFor,
   waitForLog,
   withCluster,
+  setUpAgent,
 } from './cluster.js';
 
 const fast = { flags: { qps: 1000, burst: 1000 } };
@@ -29,26 +30,6 @@ const fast = { flags: { qps: 1000, burst: 1000 } };
 const agentImage = (pod: KubeObject): unknown => container(pod, 'agent')?.['image'];
 const onImage = (cluster: TestCluster, image: string): KubeObject[] =>
   pods(cluster).filter((p) => agentImage(p) === image);
-
-async function setUp(
-  cluster: TestCluster,
-  count: number,
-  strategy: JsonObject,
-  labels?: (i: number) => Record<string, string>,
-): Promise<void> {
-  await createSidecarSet(
-    cluster,
-    sidecarSet('agent', {
-      selector: { matchLabels: { app: 'nginx' } },
-      containers: [{ name: 'agent', image: 'agent:1' }],
-      updateStrategy: strategy,
-    }),
-  );
-  await createPods(cluster, count, (i) =>
-    nginxPod(`web-${String(i).padStart(2, '0')}`, { app: 'nginx', ...labels?.(i) }),
-  );
-  await waitFor(cluster, () => status(cluster, 'agent')?.['readyPods'] === count, 'pods ready');
-}
 
 async function setImage(
   cluster: TestCluster,
@@ -80,7 +61,7 @@ async function settled(cluster: TestCluster, generation: number, updated: number
 describe('gray release in a cluster', () => {
   it('partition stops the rollout at the right count; lowering it resumes', async () => {
     await withCluster(async (cluster) => {
-      await setUp(cluster, 10, { partition: 7, maxUnavailable: 2 });
+      await setUpAgent(cluster, 10, { partition: 7, maxUnavailable: 2 });
       await setImage(cluster, 'agent:2');
       await settled(cluster, 2, 3);
       assert.equal(onImage(cluster, 'agent:2').length, 3);
@@ -94,7 +75,7 @@ describe('gray release in a cluster', () => {
 
   it('the canary selector limits the rollout; removing it continues over all pods', async () => {
     await withCluster(async (cluster) => {
-      await setUp(cluster, 6, { maxUnavailable: 3 }, (i) =>
+      await setUpAgent(cluster, 6, { maxUnavailable: 3 }, (i) =>
         i < 2 ? { 'canary.release': 'true' } : {},
       );
       await setImage(cluster, 'agent:2', (s) => {
@@ -114,7 +95,7 @@ describe('gray release in a cluster', () => {
 
   it('paused holds every pod; unpausing upgrades them', async () => {
     await withCluster(async (cluster) => {
-      await setUp(cluster, 3, { paused: true });
+      await setUpAgent(cluster, 3, { paused: true });
       await setImage(cluster, 'agent:2');
       await settled(cluster, 2, 0);
       assert.equal(onImage(cluster, 'agent:2').length, 0);
@@ -127,7 +108,7 @@ describe('gray release in a cluster', () => {
 
   it('NotUpdate never touches running pods', async () => {
     await withCluster(async (cluster) => {
-      await setUp(cluster, 3, { type: 'NotUpdate' });
+      await setUpAgent(cluster, 3, { type: 'NotUpdate' });
       await setImage(cluster, 'agent:2');
       await settled(cluster, 2, 0);
       assert.equal(onImage(cluster, 'agent:2').length, 0);
@@ -140,7 +121,7 @@ describe('gray release in a cluster', () => {
 
   it('reports a change beyond the image, and does not apply it', async () => {
     await withCluster(async (cluster) => {
-      await setUp(cluster, 2, {});
+      await setUpAgent(cluster, 2, {});
       await updateSidecarSet(cluster, 'agent', (spec) => {
         const c = (spec['containers'] as Record<string, unknown>[])[0] as Record<string, unknown>;
         c['image'] = 'agent:2';
@@ -170,7 +151,7 @@ describe('gray release in a cluster', () => {
 
   it('writes the not-upgradable condition once, keeping the entries of other SidecarSets', async () => {
     await withCluster(async (cluster) => {
-      await setUp(cluster, 1, {});
+      await setUpAgent(cluster, 1, {});
       const name = (pods(cluster)[0]?.['metadata'] as { name: string }).name;
       await cluster.core.patchNamespacedPodStatus(
         {
@@ -303,7 +284,7 @@ describe('gray release in a cluster', () => {
 
   it('stops within the budget when the new sidecar fails to start, and recovers with a good image', async () => {
     await withCluster(async (cluster) => {
-      await setUp(cluster, 6, { maxUnavailable: 2 });
+      await setUpAgent(cluster, 6, { maxUnavailable: 2 });
       cluster.kubelet.failImage('agent:bad');
       await setImage(cluster, 'agent:bad');
       await waitFor(
@@ -332,7 +313,7 @@ describe('gray release in a cluster', () => {
 
   it('writes each pod from the cache, and reads it first only for patchPodMetadata', async () => {
     await withCluster(async (cluster) => {
-      await setUp(cluster, 3, { maxUnavailable: 3 });
+      await setUpAgent(cluster, 3, { maxUnavailable: 3 });
       const reads = (): number =>
         cluster.api.control.requests(
           (r) => r.method === 'GET' && r.resource === 'pods' && r.name !== undefined,
@@ -358,7 +339,7 @@ describe('gray release in a cluster', () => {
 
   it('retries a pod write that meets a 409 conflict', async () => {
     await withCluster(async (cluster) => {
-      await setUp(cluster, 2, { maxUnavailable: 2 });
+      await setUpAgent(cluster, 2, { maxUnavailable: 2 });
       cluster.api.control.failNext({
         match: (r) => r.verb === 'patch' && r.resource === 'pods' && r.subresource === undefined,
         status: 409,
