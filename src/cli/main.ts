@@ -252,6 +252,15 @@ function addControllerOptions(command: Command): Command {
         .env('SIDECARSET_DRY_RUN')
         .argParser(parseBool)
         .default(d.dryRun),
+    )
+    .addOption(
+      new Option(
+        '--pod-events [bool]',
+        'send each upgraded pod its events (false: only the SidecarSet gets events)',
+      )
+        .env('SIDECARSET_POD_EVENTS')
+        .argParser(parseBool)
+        .default(d.podEvents),
     );
 }
 

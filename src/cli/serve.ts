@@ -52,6 +52,8 @@ export interface ControllerFlags {
   qps: number;
   burst: number;
   dryRun: boolean;
+  /** Per-pod events (SidecarUpgradeStarted, SidecarUpgraded, ResetContainerSucceed). */
+  podEvents: boolean;
 }
 
 export const DEFAULT_CONTROLLER_FLAGS: ControllerFlags = {
@@ -62,6 +64,7 @@ export const DEFAULT_CONTROLLER_FLAGS: ControllerFlags = {
   qps: 20,
   burst: 30,
   dryRun: false,
+  podEvents: true,
 };
 
 export interface Served {
@@ -219,6 +222,7 @@ export function launchController(
     qps: flags.qps,
     burst: flags.burst,
     dryRun: flags.dryRun,
+    podEvents: flags.podEvents,
     namespace: flags.leaderElectionNamespace,
     ...(flags.leaderElect
       ? { leaderElection: { namespace: flags.leaderElectionNamespace, name: flags.leaseName } }

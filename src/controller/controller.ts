@@ -66,6 +66,8 @@ export interface ControllerOptions {
   leaderElection?: LeaderElectionConfig;
   /** Plan and log, write nothing, send no events. */
   dryRun?: boolean;
+  /** Events on each upgraded pod (default true); the SidecarSet's own events are always sent. */
+  podEvents?: boolean;
   now?: () => Date;
   /** Replaces the client-node writer (tests). */
   writer?: ClusterWriter;
@@ -197,6 +199,7 @@ export function createController(options: ControllerOptions): Controller {
     now,
     logger: log,
     reported: new Map(),
+    podEvents: options.podEvents ?? true,
     ...(options.observer === undefined ? {} : { observer: options.observer }),
     registerRevision: (ss, matched) =>
       registerLatestRevision(

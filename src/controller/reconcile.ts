@@ -48,6 +48,8 @@ export interface ReconcileDeps {
   reported: Map<string, number>;
   /** Told what each round found and wrote (metrics). */
   observer?: RoundObserver;
+  /** Whether upgraded pods get their own events (the SidecarSet always does). */
+  podEvents: boolean;
   /** Registers the latest ControllerRevision (§7.1); without it the status keeps what it has. */
   registerRevision?: (ss: SidecarSet, pods: readonly Pod[]) => Promise<RegisteredRevision>;
 }
@@ -217,9 +219,9 @@ async function finishUpgrades(
       ]);
     }
     inFlight.delete(key);
-    await deps.writer.event(
-      podObjectRef(pod),
-      'Normal',
+    await podEvent(
+      deps,
+      pod,
       'SidecarUpgraded',
       `SidecarSet ${name}: sidecars upgraded in place and ready`,
     );
@@ -357,9 +359,9 @@ async function upgradePod(
     const upgradable = nextUpgradableCondition(pod.status?.conditions, ctx.name, true, deps.now());
     if (upgradable !== undefined) await deps.writer.setPodConditions(namespace, name, [upgradable]);
     const images = change.images.map((i) => `${i.container} ${i.from} → ${i.to}`).join(', ');
-    await deps.writer.event(
-      podObjectRef(pod),
-      'Normal',
+    await podEvent(
+      deps,
+      pod,
       'SidecarUpgradeStarted',
       `SidecarSet ${ctx.name}: upgrading in place: ${images || 'annotations only'}`,
     );
@@ -395,9 +397,9 @@ async function flipPod(
       throw err;
     }
     const slots = change.images.map((i) => i.container).join(', ');
-    await deps.writer.event(
-      podObjectRef(pod),
-      'Normal',
+    await podEvent(
+      deps,
+      pod,
       'ResetContainerSucceed',
       `SidecarSet ${ctx.name}: hot upgrade finished, ${slots} back on the empty image`,
     );
@@ -411,6 +413,16 @@ async function settleAll(writes: readonly Promise<unknown>[]): Promise<number> {
   const failed = results.find((r) => r.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
   return results.filter((r) => r.status === 'fulfilled' && r.value === true).length;
+}
+
+/** A Normal event on a pod, unless pod events are turned off (--pod-events=false). */
+async function podEvent(
+  deps: ReconcileDeps,
+  pod: Pod,
+  reason: string,
+  message: string,
+): Promise<void> {
+  if (deps.podEvents) await deps.writer.event(podObjectRef(pod), 'Normal', reason, message);
 }
 
 /** A strategic merge patch: containers merge by name, so only the images named change. */

@@ -433,6 +433,22 @@ describe('optional behaviour', () => {
     }, fast);
   });
 
+  it('with pod events off, only the SidecarSet gets events', async () => {
+    const cluster = await startTestCluster({ flags: { podEvents: false, qps: 1000, burst: 1000 } });
+    try {
+      await setUpAgent(cluster, 2, { maxUnavailable: 2 });
+      await setImage(cluster, 'agent:2');
+      await settled(cluster, 2, 2);
+      await eventSent(cluster, 'UpgradeStarted');
+      const reasons = cluster.api.control
+        .requests((r) => r.method === 'POST' && r.resource === 'events')
+        .map((r) => (r.body as { reason?: string }).reason);
+      assert.deepEqual([...new Set(reasons)], ['UpgradeStarted']);
+    } finally {
+      await cluster.close();
+    }
+  });
+
   it('plans but writes nothing in a dry run', async () => {
     const cluster = await startTestCluster({
       flags: { dryRun: true, qps: 1000, burst: 1000 },
