@@ -10,8 +10,8 @@ import type { Pod } from '../k8s-types.js';
 import { quotedGoJson } from '../pod-hash-annotation.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
 import {
-  hasReadyCondition,
   hotSlots,
+  isRunningAndReady,
   isStateConsistent,
   statusOf,
   workingHotContainers,
@@ -121,12 +121,7 @@ export function needsFlip(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
 }
 
 function hotUpgradingReady(pod: Readonly<Pod>, idle: ReadonlySet<string>): boolean {
-  const deleting = pod.metadata.deletionTimestamp;
-  const runningAndReady =
-    pod.status?.phase === 'Running' &&
-    hasReadyCondition(pod) &&
-    (deleting === undefined || deleting === null || deleting === '');
-  if (runningAndReady) return true;
+  if (isRunningAndReady(pod)) return true;
   return (pod.status?.containerStatuses ?? []).every((s) => idle.has(s.name) || s.ready === true);
 }
 

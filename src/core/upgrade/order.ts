@@ -271,9 +271,10 @@ export class CandidateKeys {
   }
 
   /**
-   * The compactTime of timeOf(value) (−1 for no time), its canonical string stored as `times[i]`. The form the API server writes is read digit by digit straight from the value (no
-   * Date, no substring); anything else goes through timeOf and, when compactTime cannot represent
-   * it, turns on the string ranking.
+   * The compactTime of timeOf(value) (−1 for no time), its canonical string stored as `times[i]`.
+   * The form the API server writes is read digit by digit straight from the value (no Date, no
+   * substring); anything else goes through timeOf and, when compactTime cannot represent it, turns
+   * on the string ranking.
    */
   private timeKey(value: string | null | undefined, times: string[], i: number): number {
     if (typeof value === 'string') {
@@ -326,9 +327,6 @@ function levelRanks(values: readonly bigint[], n: number): Float64Array {
   return ranks;
 }
 
-/** Larger than any 14-digit time number. */
-const TIME_SPAN = 1e14;
-
 /**
  * afterOrZero as numbers, smaller first, from the first n compactTimes (−1 for no time): 0 for no
  * time, then later times first, counted down from just above the latest so that the keys stay as
@@ -346,21 +344,12 @@ function laterFirstCompact(compact: Float64Array, n: number): Float64Array {
 }
 
 /**
- * afterOrZero as numbers, smaller first: 0 for a missing time, then later times first. Canonical
- * times become the number of their 14 digits (same width and separators, so the number orders as
- * the string does); if any time is not in that exact form, all are ranked by string comparison.
+ * afterOrZero as numbers, smaller first, from the canonical strings: 0 for a missing time, then
+ * later times first, ranked by string comparison (the fallback for times compactTime cannot
+ * represent).
  */
 function laterFirstKeys(times: readonly string[]): Float64Array {
   const keys = new Float64Array(times.length);
-  let canonical = true;
-  for (let i = 0; i < times.length && canonical; i++) {
-    const t = times[i] as string;
-    if (t === '') continue;
-    const digits = timeDigits(t);
-    if (digits < 0) canonical = false;
-    else keys[i] = TIME_SPAN - digits;
-  }
-  if (canonical) return keys;
   const distinct = [...new Set(times)].filter((t) => t !== '').sort(compareStrings);
   const rank = new Map(distinct.map((t, r) => [t, distinct.length - r]));
   times.forEach((t, i) => (keys[i] = rank.get(t) ?? 0));
@@ -410,21 +399,3 @@ function field(time: string, at: number, length: number): number {
  * time itself, which timeOf turns into "") are left to timeOf.
  */
 const GO_ZERO_COMPACT = compactTime(GO_ZERO_TIME);
-
-/** YYYYMMDDhhmmss of "YYYY-MM-DDThh:mm:ssZ" as a number, or −1 for any other string. */
-export function timeDigits(time: string): number {
-  if (time.length !== TIME_PATTERN.length) return -1;
-  let digits = 0;
-  for (let i = 0; i < time.length; i++) {
-    const c = time.charCodeAt(i);
-    const expected = TIME_PATTERN.charCodeAt(i);
-    if (expected !== 48) {
-      if (c !== expected) return -1;
-    } else if (c >= 48 && c <= 57) {
-      digits = digits * 10 + (c - 48);
-    } else {
-      return -1;
-    }
-  }
-  return digits;
-}

@@ -113,11 +113,14 @@ export function planUpgrade(
     status: computeStatus(sidecarSet, statusCounts(matched.flags)),
     budget: budgetSummary(ctx, matched.flags),
   };
-  const refs = (): PodRef[] => outdatedPods(matched).map((i) => refOf(matched, i));
+  // Made once, when a stopped plan or a flip round orders its pods (planRound makes its own).
+  let order: NameOrder | undefined;
+  const byName = (): NameOrder => (order ??= nameOrder(matched));
+  const refs = (): PodRef[] => outdatedPods(matched, byName()).map((i) => refOf(matched, i));
   if (ctx.notUpdate) return stopped(plan, 'NotUpdate', refs(), 'updateStrategy.type is NotUpdate');
   if (ctx.paused) return stopped(plan, 'Paused', refs(), 'updateStrategy.paused is true');
   // Finished hot upgrades are flipped first, and alone in their round (§2.2 step 9).
-  const flip = ctx.hot.length > 0 ? flips(ctx, matched, options.now) : [];
+  const flip = ctx.hot.length > 0 ? flips(ctx, matched, byName, options.now) : [];
   if (flip.length > 0) {
     const message = 'this round puts finished hot upgrades back on the empty image first';
     return { ...plan, flip, held: refs().map((ref) => hold(ref, 'HotUpgradeFlip', message)) };
@@ -127,12 +130,18 @@ export function planUpgrade(
 }
 
 /** The matched pods whose finished hot upgrade waits for its flip, in namespace/name order. */
-function flips(ctx: SidecarSetContext, matched: MatchedPods, now: Date): PodFlip[] {
+function flips(
+  ctx: SidecarSetContext,
+  matched: MatchedPods,
+  byName: () => NameOrder,
+  now: Date,
+): PodFlip[] {
   const waiting: number[] = [];
   for (let i = 0; i < matched.pods.length; i++) {
     if (needsFlip(ctx, matched.pods[i] as Readonly<Pod>)) waiting.push(i);
   }
-  return waiting.sort(nameOrder(matched).compare).map((i) => {
+  if (waiting.length === 0) return [];
+  return waiting.sort(byName().compare).map((i) => {
     const pod = matched.pods[i] as Readonly<Pod>;
     return buildPodFlip(ctx, pod, podRef(pod), now);
   });
@@ -280,12 +289,12 @@ function statusCounts(flags: Uint8Array): StatusCounts {
 }
 
 /** Indexes of the matched pods not yet updated, in namespace/name order. */
-function outdatedPods(matched: MatchedPods): number[] {
+function outdatedPods(matched: MatchedPods, byName: NameOrder): number[] {
   const outdated: number[] = [];
   for (let i = 0; i < matched.flags.length; i++) {
     if (((matched.flags[i] as number) & UPDATED) === 0) outdated.push(i);
   }
-  return outdated.sort(nameOrder(matched).compare);
+  return outdated.sort(byName.compare);
 }
 
 /** An outdated pod's ref (made when the pod was read). */

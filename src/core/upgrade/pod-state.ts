@@ -99,6 +99,11 @@ export function readyCondition(pod: PodReadView): PodCondition | undefined {
 /** §3.6: Running, Ready=True, not deleting, and every hot-upgrade empty slot on the empty image. */
 export function isReady(ctx: SidecarSetContext, pod: PodReadView): boolean {
   if (ctx.hot.length > 0 && !emptySlotsHoldEmptyImage(ctx, pod)) return false;
+  return isRunningAndReady(pod);
+}
+
+/** Kubernetes' IsRunningAndReady: Running, Ready=True, not being deleted. */
+export function isRunningAndReady(pod: PodReadView): boolean {
   return pod.status?.phase === 'Running' && hasReadyCondition(pod) && !isDeleting(pod);
 }
 
