@@ -19,7 +19,13 @@ import { recordedHash } from '../core/upgrade/pod-records.js';
 import { needsFlip } from '../core/upgrade/hot-slots.js';
 import { isStateConsistent, isUpdated } from '../core/upgrade/pod-state.js';
 import { selectsForUpgrade } from '../core/upgrade/selection.js';
-import type { PodFlip, PodUpgrade, UpgradePlan, UpgradeStatus } from '../core/upgrade/types.js';
+import type {
+  PodFlip,
+  PodRef,
+  PodUpgrade,
+  UpgradePlan,
+  UpgradeStatus,
+} from '../core/upgrade/types.js';
 import { nextUpgradableCondition } from '../core/upgrade/upgradable-condition.js';
 import type { UpgradeExpectations } from './expectations.js';
 import type { RegisteredRevision } from './revisions.js';
@@ -96,7 +102,8 @@ export async function reconcileSidecarSet(
   const ctx = sidecarSetContext(ss);
   observe(name, ctx, pods, deps);
   await openReadinessGates(pods, deps);
-  await finishUpgrades(name, ctx, pods, deps);
+  const cachedPod = podLookup(pods);
+  await finishUpgrades(name, ctx, cachedPod, deps);
 
   const plan = planUpgrade(ss, pods, { now: deps.now() });
   await writeStatus(stored, plan, deps, registered);
@@ -115,16 +122,15 @@ export async function reconcileSidecarSet(
     return {};
   }
 
-  await reportNotUpgradable(ss, plan, pods, deps);
+  await reportNotUpgradable(ss, plan, cachedPod, deps);
   if (plan.upgrade.length === 0) return {};
   log.info(
     { pods: plan.upgrade.map((u) => podKey(u.pod)), budget: plan.budget },
     'upgrading sidecars in place',
   );
-  const cached = new Map(pods.map((p) => [podKey(podRef(p)), p] as const));
   const results = await Promise.allSettled(
     plan.upgrade.map((u) =>
-      upgradePod(ss, ctx, { planned: u, cachedPod: cached.get(podKey(u.pod)) }, deps, signal),
+      upgradePod(ss, ctx, { planned: u, cachedPod: cachedPod(podKey(u.pod)) }, deps, signal),
     ),
   );
   const failed = results.filter((r) => r.status === 'rejected');
@@ -184,6 +190,18 @@ function observe(
 }
 
 /**
+ * The round's cached pods by namespace/name key, indexed on first use (several steps look pods
+ * up; a round that needs none builds nothing).
+ */
+function podLookup(pods: readonly Pod[]): (key: string) => Pod | undefined {
+  let byKey: Map<string, Pod> | undefined;
+  return (key) => {
+    byKey ??= new Map(pods.map((p) => [podKey(podRef(p)), p] as const));
+    return byKey.get(key);
+  };
+}
+
+/**
  * Upgrades started earlier that the kubelet has now applied: open the pod's gate, tell the pod.
  * Pods are finished a few at a time rather than one after another (a large wave would otherwise
  * delay the next plan by one round trip per pod); a pod stays in flight until its gate is open,
@@ -192,15 +210,14 @@ function observe(
 async function finishUpgrades(
   name: string,
   ctx: SidecarSetContext,
-  pods: readonly Pod[],
+  cachedPod: (key: string) => Pod | undefined,
   deps: ReconcileDeps,
 ): Promise<void> {
   const inFlight = deps.inFlight.get(name);
   if (inFlight === undefined) return;
-  const byKey = new Map(pods.map((p) => [podKey(podRef(p)), p] as const));
   const done: { key: string; pod: Pod }[] = [];
   for (const [key, hash] of inFlight) {
-    const pod = byKey.get(key);
+    const pod = cachedPod(key);
     if (pod === undefined || hash !== ctx.hash) {
       inFlight.delete(key);
       continue;
@@ -226,9 +243,7 @@ async function finishUpgrades(
       `SidecarSet ${name}: sidecars upgraded in place and ready`,
     );
   };
-  const results = await Promise.allSettled(done.map((item) => limit(() => finish(item))));
-  const failed = results.find((r) => r.status === 'rejected');
-  if (failed !== undefined) throw failed.reason;
+  await settleAll(done.map((item) => limit(() => finish(item))));
 }
 
 /** How many finished pods are written to at once. */
@@ -275,13 +290,12 @@ async function writeStatus(
 async function reportNotUpgradable(
   ss: SidecarSet,
   plan: UpgradePlan,
-  pods: readonly Pod[],
+  cachedPod: (key: string) => Pod | undefined,
   deps: ReconcileDeps,
 ): Promise<void> {
   const name = ss.metadata.name ?? '';
-  const byKey = new Map(pods.map((p) => [podKey(podRef(p)), p] as const));
   for (const { pod: ref } of plan.notUpgradable) {
-    const pod = byKey.get(podKey(ref));
+    const pod = cachedPod(podKey(ref));
     const condition = nextUpgradableCondition(pod?.status?.conditions, name, false, deps.now());
     if (condition !== undefined)
       await deps.writer.setPodConditions(ref.namespace, ref.name, [condition]);
@@ -322,8 +336,7 @@ async function upgradePod(
     await deps.takeToken(signal);
     const pod = cached ?? (await deps.writer.getPod(namespace, name));
     cached = undefined;
-    if (pod === undefined || (planned.pod.uid && pod.metadata.uid !== planned.pod.uid))
-      return false;
+    if (!isPlannedPod(planned.pod, pod)) return false;
     if (isUpdated(ctx, pod)) return false;
     const change = buildPodUpgrade(
       ctx,
@@ -385,8 +398,7 @@ async function flipPod(
     signal.throwIfAborted();
     await deps.takeToken(signal);
     const pod = await deps.writer.getPod(namespace, name);
-    if (pod === undefined || (planned.pod.uid && pod.metadata.uid !== planned.pod.uid))
-      return false;
+    if (!isPlannedPod(planned.pod, pod)) return false;
     if (!needsFlip(ctx, pod)) return false;
     const change = buildPodFlip(ctx, pod, planned.pod, deps.now());
     signal.throwIfAborted();
@@ -405,6 +417,12 @@ async function flipPod(
     );
     return true;
   }
+}
+
+/** The pod the plan named: still there, and not a new pod under the same name. */
+function isPlannedPod(ref: PodRef, pod: Pod | undefined): pod is Pod {
+  const uid = ref.uid ?? '';
+  return pod !== undefined && (uid === '' || pod.metadata.uid === uid);
 }
 
 /** Waits for every write; the first failure, if any, is thrown once all have settled. */
