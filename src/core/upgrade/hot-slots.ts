@@ -5,9 +5,8 @@
  * one; once it runs and the pod is ready, a flip puts the old slot back on the empty image.
  */
 import { SIDECARSET_WORKING_HOTUPGRADE_CONTAINER } from '../annotations.js';
-import { compareStrings } from '../json.js';
+import { sortedJson } from '../json.js';
 import type { Pod } from '../k8s-types.js';
-import { quotedGoJson } from '../pod-hash-annotation.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
 import {
   hotSlots,
@@ -88,16 +87,9 @@ export function hotUpgradeChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): S
     annotations[versionAltAnnotation(slot)] = before[versionAnnotation(other)] ?? '';
     annotations[versionAltAnnotation(other)] = ctx.resourceVersion;
   }
-  if (images.length > 0) annotations[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER] = goMap(working);
+  // As the injector writes it: Go's encoding of map[string]string.
+  if (images.length > 0) annotations[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER] = sortedJson(working);
   return { images, annotations };
-}
-
-/** Go's encoding of map[string]string: keys sorted. */
-function goMap(map: Readonly<Record<string, string>>): string {
-  const entries = Object.keys(map)
-    .sort(compareStrings)
-    .map((k) => `${quotedGoJson(k)}:${quotedGoJson(map[k] as string)}`);
-  return `{${entries.join(',')}}`;
 }
 
 /** Each hot sidecar's idle slot. */

@@ -151,9 +151,9 @@ const DIGIT = 1 << 16;
 const WIDEST = 2 ** 31 - 1;
 
 /**
- * Ranks of the first n values; undefined if one is NaN. Integers spanning a small range are
- * ranked by their offset from the smallest (gaps are harmless to a counting pass); anything else
- * by its position among the sorted distinct values.
+ * Ranks of the first n values; undefined if one is NaN. Integers spanning at most WIDEST are
+ * ranked by their offset from the smallest (gaps are harmless to a counting pass, which takes one
+ * pass or two by digit); anything else by its position among the sorted distinct values.
  */
 function rankValues(values: Float64Array, n: number): Ranks | undefined {
   let min = Infinity;
@@ -167,10 +167,7 @@ function rankValues(values: Float64Array, n: number): Ranks | undefined {
     if (integers && !Number.isInteger(v)) integers = false;
   }
   if (n === 0 || min === max) return { ranks: new Int32Array(n), count: 1 };
-  // Ranks by offset: one counting pass when the range is small, two (by digit) while it fits.
-  if (integers && (max - min < 4 * n + 256 || max - min <= WIDEST)) {
-    return offsetRanks(values, n, min, max);
-  }
+  if (integers && max - min <= WIDEST) return offsetRanks(values, n, min, max);
   return sortedRanks(values, n);
 }
 

@@ -55,6 +55,19 @@ export function simulateRollout(
   const initial = plan.status;
   const limit = options.maxWaves ?? plan.status.matchedPods + 1;
   const waves: Wave[] = [];
+  /** Settles each written pod; how many of them were not running and ready before. */
+  const apply = (writes: readonly PodFlip[]): number => {
+    let notReady = 0;
+    for (const write of writes) {
+      const key = podKey(write.pod);
+      const pod = current.get(key);
+      /* c8 ignore next -- every planned pod came from this map */
+      if (pod === undefined) continue;
+      if (!isRunningAndReady(pod)) notReady++;
+      current.set(key, settle(pod, write, options.now));
+    }
+    return notReady;
+  };
   // A hot upgrade's flip is a round of its own, applied before the next wave; a flip round
   // follows a wave at most, so the rounds are bounded by twice the waves.
   let rounds = 0;
@@ -62,25 +75,11 @@ export function simulateRollout(
     /* c8 ignore next -- a safety net: every round upgrades or flips a pod for good */
     if (rounds++ > 2 * limit + 2) break;
     if (plan.flip.length > 0) {
-      for (const flip of plan.flip) {
-        const key = podKey(flip.pod);
-        const pod = current.get(key);
-        /* c8 ignore next -- every flipped pod came from this map */
-        if (pod === undefined) continue;
-        current.set(key, settle(pod, flip, options.now));
-      }
+      apply(plan.flip);
       plan = planUpgrade(sidecarSet, [...current.values()], { now: options.now });
       continue;
     }
-    let notReadyTaken = 0;
-    for (const upgrade of plan.upgrade) {
-      const key = podKey(upgrade.pod);
-      const pod = current.get(key);
-      /* c8 ignore next -- every planned pod came from this map */
-      if (pod === undefined) continue;
-      if (!isRunningAndReady(pod)) notReadyTaken++;
-      current.set(key, settle(pod, upgrade, options.now));
-    }
+    const notReadyTaken = apply(plan.upgrade);
     waves.push({
       index: waves.length + 1,
       pods: plan.upgrade.map((u) => u.pod),
