@@ -1,0 +1,81 @@
+/**
+ * Where the control plane's binaries come from: `build.sh` in this folder builds kube-apiserver,
+ * etcd and kubectl from the Go module beside it (cached per go.mod + go.sum + Go version), or
+ * `KUBE_FIXTURE_BIN` names a folder that already holds them.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { access, constants } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export interface Binaries {
+  readonly dir: string;
+  readonly kubeApiserver: string;
+  readonly etcd: string;
+  readonly kubectl: string;
+}
+
+/** Either the binaries, or why there are none (only outside CI: there a missing toolchain throws). */
+export type BinariesOrSkip = { binaries: Binaries } | { skip: string };
+
+const BUILD_SCRIPT = new URL('./build.sh', import.meta.url).pathname;
+
+export function binariesIn(dir: string): Binaries {
+  return {
+    dir,
+    kubeApiserver: join(dir, 'kube-apiserver'),
+    etcd: join(dir, 'etcd'),
+    kubectl: join(dir, 'kubectl'),
+  };
+}
+
+async function executable(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function goInstalled(): boolean {
+  return spawnSync('go', ['version'], { stdio: 'ignore' }).status === 0;
+}
+
+/** Runs build.sh (its progress goes to our stderr) and returns the folder it printed. */
+function build(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const dir = out.trim().split('\n').pop() ?? '';
+      if (code === 0 && dir !== '') resolve(dir);
+      else reject(new Error(`test/kube-fixture/build.sh failed (exit ${String(code)})`));
+    });
+  });
+}
+
+/**
+ * The binaries for the real control plane. With `CI=true` anything missing is an error; elsewhere
+ * a machine without Go gets a reason to skip.
+ */
+export async function controlPlaneBinaries(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<BinariesOrSkip> {
+  const given = env['KUBE_FIXTURE_BIN'];
+  if (given !== undefined && given !== '') {
+    const binaries = binariesIn(given);
+    for (const path of [binaries.kubeApiserver, binaries.etcd, binaries.kubectl]) {
+      if (!(await executable(path))) throw new Error(`KUBE_FIXTURE_BIN: ${path} is not executable`);
+    }
+    return { binaries };
+  }
+  if (!goInstalled()) {
+    const reason =
+      'Go is not installed: the e2e tests build kube-apiserver and etcd with it (test/kube-fixture)';
+    if (env['CI'] === 'true') throw new Error(`${reason}; CI=true requires them`);
+    return { skip: reason };
+  }
+  return { binaries: binariesIn(await build()) };
+}

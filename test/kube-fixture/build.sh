@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds kube-apiserver, etcd and kubectl, unmodified, from the Go module in this folder (go.mod and
+# go.sum only: no Go source) into a cache folder keyed by this script, go.mod, go.sum and the Go
+# version, so only the first build on a machine pays. Prints that folder on stdout.
+#
+#   KUBE_FIXTURE_CACHE  where the keyed folders live
+#                       (default: ${XDG_CACHE_HOME:-~/.cache}/sidecarset/kube-fixture)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+go_version="$(go env GOVERSION)"
+key="$(cat "$here/build.sh" "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-16)-$go_version"
+root="${KUBE_FIXTURE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sidecarset/kube-fixture}"
+out="$root/$key"
+tools=(kube-apiserver etcd kubectl)
+
+complete=true
+for tool in "${tools[@]}"; do [ -x "$out/$tool" ] || complete=false; done
+if [ "$complete" = true ]; then
+  echo "$out"
+  exit 0
+fi
+
+cd "$here"
+export CGO_ENABLED=0
+# The version the binaries report (/version, kubectl version): the k8s.io/kubernetes they are built
+# from. Without it they say v0.0.0-master.
+k8s="$(go list -m -f '{{.Version}}' k8s.io/kubernetes)"
+minor="$(echo "$k8s" | cut -d. -f2)"
+v=k8s.io/component-base/version
+ldflags="-s -w -X $v.gitVersion=$k8s -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
+
+mkdir -p "$root"
+staging="$(mktemp -d "$root/.build-XXXXXX")"
+trap 'rm -rf "$staging"' EXIT
+for tool in "${tools[@]}"; do
+  case "$tool" in
+    kube-apiserver) package=k8s.io/kubernetes/cmd/kube-apiserver ;;
+    kubectl) package=k8s.io/kubernetes/cmd/kubectl ;;
+    etcd) package=go.etcd.io/etcd/server/v3 ;;
+  esac
+  echo "kube-fixture: building $tool ($package, $k8s) with $go_version" >&2
+  start=$SECONDS
+  go build -trimpath -ldflags="$ldflags" -o "$staging/$tool" "$package"
+  echo "kube-fixture: $tool built in $((SECONDS - start)) s" >&2
+done
+rm -rf "$out"
+mv "$staging" "$out"
+trap - EXIT
+# Builds for other inputs are dead weight (about 200 MB each).
+for old in "$root"/*; do
+  [ "$old" = "$out" ] || rm -rf "$old"
+done
+echo "$out"

@@ -1,0 +1,469 @@
+/**
+ * A real Kubernetes control plane for tests, as controller-runtime's envtest runs one: etcd and the
+ * stock kube-apiserver (built by build.sh) on free loopback ports, RBAC authorization, an admin
+ * bearer token, service-account signing keys (so tests can mint ServiceAccount tokens with the
+ * TokenRequest API), and an audit log of every request a ServiceAccount makes.
+ *
+ * There is no controller-manager, scheduler or kubelet: pods stay Pending unless a test reports
+ * their status (test/support/api-kubelet.ts), nothing creates `default` ServiceAccounts
+ * (createNamespace does), and deleted namespaces stay Terminating.
+ *
+ * Every child process is started with the parent-death signal set (util-linux `setpriv
+ * --pdeathsig`), so a test process that dies, however it dies, takes its control plane with it.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+
+import type { Binaries } from './binaries.js';
+
+export interface ControlPlane {
+  /** https://127.0.0.1:PORT */
+  readonly url: string;
+  /** The folder holding etcd's data, the keys, the logs and the kubeconfigs; removed by stop(). */
+  readonly dir: string;
+  /** PEM certificates a client must trust to reach the API server. */
+  readonly caPem: string;
+  /** A kubeconfig file for the admin (group system:masters). */
+  readonly adminKubeconfig: string;
+  /**
+   * One JSON audit event per line for every request made by a ServiceAccount (with the request
+   * body for pod writes).
+   */
+  readonly auditLog: string;
+  readonly binaries: Binaries;
+  /** The admin's KubeConfig. */
+  kubeConfig(): KubeConfig;
+  /** A namespace with the `default` ServiceAccount that pods need (no controller makes it here). */
+  createNamespace(name: string, labels?: Record<string, string>): Promise<void>;
+  /** A token for the ServiceAccount, from the TokenRequest API. */
+  serviceAccountToken(namespace: string, name: string): Promise<string>;
+  /** Writes a kubeconfig file that authenticates with `token`; returns its path. */
+  writeKubeconfig(fileName: string, token: string): Promise<string>;
+  /** Runs the real kubectl, as the admin unless `kubeconfig` says otherwise. */
+  kubectl(args: readonly string[], options?: KubectlOptions): Promise<KubectlResult>;
+  /** The API server's /version gitVersion. */
+  version(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export interface KubectlOptions {
+  readonly input?: string;
+  readonly kubeconfig?: string;
+}
+
+export interface KubectlResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface ControlPlaneOptions {
+  readonly binaries: Binaries;
+  /** How long etcd and the API server may take to become ready (default 90 s). */
+  readonly startTimeoutMs?: number;
+}
+
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  # Writes to pods with their bodies: a test can count the sidecar upgrades each pod received.
+  - level: Request
+    userGroups: ['system:serviceaccounts']
+    verbs: [patch, update]
+    resources: [{ group: '', resources: [pods] }]
+  - level: Metadata
+    userGroups: ['system:serviceaccounts']
+  - level: None
+`;
+
+export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
+  try {
+    return await startOnce(options);
+  } catch (err) {
+    // Ports are picked free, then handed to the children: another process can take one in between.
+    if (err instanceof PortTakenError) return startOnce(options);
+    throw err;
+  }
+}
+
+class PortTakenError extends Error {}
+
+function setprivAvailable(): boolean {
+  return spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+const useSetpriv = setprivAvailable();
+
+/** Free TCP ports on 127.0.0.1, all held open until every one is chosen so none repeats. */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => {
+            resolve(server);
+          });
+        }),
+    ),
+  );
+  const ports = servers.map((s) => {
+    const address = s.address();
+    if (address === null || typeof address === 'string') throw new Error('no port');
+    return address.port;
+  });
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
+interface Child {
+  readonly name: string;
+  readonly process: ChildProcess;
+  readonly logFile: string;
+  readonly exited: Promise<number | null>;
+}
+
+function startChild(name: string, binary: string, args: readonly string[], dir: string): Child {
+  const logFile = join(dir, `${name}.log`);
+  const log = createWriteStream(logFile);
+  const [command, argv] = useSetpriv
+    ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', binary, ...args]]
+    : [binary, [...args]];
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.pipe(log, { end: false });
+  child.stderr.pipe(log, { end: false });
+  const exited = new Promise<number | null>((resolve) => {
+    child.on('exit', (code) => {
+      log.end();
+      resolve(code);
+    });
+    child.on('error', () => {
+      log.end();
+      resolve(null);
+    });
+  });
+  return { name, process: child, logFile, exited };
+}
+
+async function stopChild(child: Child, graceMs: number): Promise<void> {
+  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+  child.process.kill('SIGTERM');
+  const timer = setTimeout(() => child.process.kill('SIGKILL'), graceMs);
+  await child.exited;
+  clearTimeout(timer);
+}
+
+async function tail(file: string, lines = 30): Promise<string> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return text.trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+/** GET over HTTPS without verifying the server (used only before its CA is known). */
+function probe(url: string, token?: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve) => {
+    const req = request(
+      url,
+      {
+        rejectUnauthorized: false,
+        agent: false,
+        headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+        timeout: 2000,
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, text });
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => {
+      resolve({ status: 0, text: '' });
+    });
+    req.end();
+  });
+}
+
+async function plainGet(url: string): Promise<string> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+    return await response.text();
+  } catch {
+    return '';
+  }
+}
+
+/** Polls `ready` until it holds; fails early, with the log's tail, if `child` exits. */
+async function waitReady(
+  child: Child,
+  ready: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const state = { exited: false };
+  void child.exited.then(() => {
+    state.exited = true;
+  });
+  while (!(await ready())) {
+    const { exited } = state;
+    if (exited || Date.now() > deadline) {
+      const log = await tail(child.logFile);
+      if (/address already in use/.test(log)) throw new PortTakenError(`${child.name}: ${log}`);
+      throw new Error(
+        `${child.name} ${exited ? 'exited' : `was not ready after ${timeoutMs} ms`}:\n${log}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+function kubeconfigYaml(server: string, caPem: string, token: string): string {
+  const ca = Buffer.from(caPem).toString('base64');
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '  - name: kube-fixture',
+    `    cluster: { server: '${server}', certificate-authority-data: '${ca}' }`,
+    'users:',
+    '  - name: kube-fixture-user',
+    `    user: { token: '${token}' }`,
+    'contexts:',
+    '  - name: kube-fixture',
+    '    context: { cluster: kube-fixture, user: kube-fixture-user, namespace: default }',
+    'current-context: kube-fixture',
+    '',
+  ].join('\n');
+}
+
+const DIR_PREFIX = 'kube-fixture-';
+
+/**
+ * Folders left by control planes whose owner died without stop() (their processes died with it):
+ * each folder names its owner's pid.
+ */
+async function removeAbandoned(): Promise<void> {
+  for (const name of await readdir(tmpdir())) {
+    if (!name.startsWith(DIR_PREFIX)) continue;
+    const dir = join(tmpdir(), name);
+    const owner = Number(await readFile(join(dir, 'owner.pid'), 'utf8').catch(() => ''));
+    if (Number.isInteger(owner) && owner > 0 && !alive(owner)) {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
+  const { binaries } = options;
+  const timeoutMs = options.startTimeoutMs ?? 90_000;
+  await removeAbandoned();
+  const dir = await mkdtemp(join(tmpdir(), DIR_PREFIX));
+  await writeFile(join(dir, 'owner.pid'), String(process.pid));
+  const children: Child[] = [];
+  const stopAll = async (): Promise<void> => {
+    // The API server first: it holds connections to etcd.
+    for (const child of [...children].reverse()) await stopChild(child, 5000);
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const [etcdClient, etcdPeer, apiPort] = (await freePorts(3)) as [number, number, number];
+    const adminToken = randomBytes(24).toString('hex');
+    const keys = generateKeyPairSync('ec', {
+      namedCurve: 'P-256',
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    });
+    await mkdir(join(dir, 'pki'));
+    await Promise.all([
+      writeFile(join(dir, 'tokens.csv'), `${adminToken},admin,admin,"system:masters"\n`),
+      writeFile(join(dir, 'sa.key'), keys.privateKey, { mode: 0o600 }),
+      writeFile(join(dir, 'sa.pub'), keys.publicKey),
+      writeFile(join(dir, 'audit-policy.yaml'), AUDIT_POLICY),
+    ]);
+
+    const etcdUrl = `http://127.0.0.1:${etcdClient}`;
+    const peerUrl = `http://127.0.0.1:${etcdPeer}`;
+    const etcd = startChild(
+      'etcd',
+      binaries.etcd,
+      [
+        '--name=kube-fixture',
+        `--data-dir=${join(dir, 'etcd')}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=${peerUrl}`,
+        `--initial-advertise-peer-urls=${peerUrl}`,
+        `--initial-cluster=kube-fixture=${peerUrl}`,
+        '--unsafe-no-fsync=true',
+        '--log-level=error',
+      ],
+      dir,
+    );
+    children.push(etcd);
+    await waitReady(
+      etcd,
+      async () => (await plainGet(`${etcdUrl}/health`)).includes('"health":"true"'),
+      timeoutMs,
+    );
+
+    const url = `https://127.0.0.1:${apiPort}`;
+    const auditLog = join(dir, 'audit.log');
+    const apiserver = startChild(
+      'kube-apiserver',
+      binaries.kubeApiserver,
+      [
+        `--etcd-servers=${etcdUrl}`,
+        '--bind-address=127.0.0.1',
+        // Without it the API server looks for a default route to advertise, and a host without
+        // one refuses to start; a loopback address cannot back the `kubernetes` Service, hence
+        // no endpoint reconciler.
+        '--advertise-address=127.0.0.1',
+        '--endpoint-reconciler-type=none',
+        `--secure-port=${apiPort}`,
+        `--cert-dir=${join(dir, 'pki')}`,
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--authorization-mode=RBAC',
+        `--token-auth-file=${join(dir, 'tokens.csv')}`,
+        `--service-account-issuer=${url}`,
+        `--service-account-key-file=${join(dir, 'sa.pub')}`,
+        `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+        '--allow-privileged=true',
+        `--audit-policy-file=${join(dir, 'audit-policy.yaml')}`,
+        `--audit-log-path=${auditLog}`,
+        '--audit-log-format=json',
+        '--audit-log-mode=blocking',
+        '--profiling=false',
+      ],
+      dir,
+    );
+    children.push(apiserver);
+    await waitReady(
+      apiserver,
+      async () => (await probe(`${url}/readyz`, adminToken)).status === 200,
+      timeoutMs,
+    );
+    // The serving certificate the API server made for itself, followed by its CA.
+    const caPem = await readFile(join(dir, 'pki', 'apiserver.crt'), 'utf8');
+    const adminKubeconfig = join(dir, 'admin.kubeconfig');
+    await writeFile(adminKubeconfig, kubeconfigYaml(url, caPem, adminToken), { mode: 0o600 });
+
+    const kubeConfig = (): KubeConfig => {
+      const kc = new KubeConfig();
+      kc.loadFromFile(adminKubeconfig);
+      return kc;
+    };
+    const core = kubeConfig().makeApiClient(CoreV1Api);
+
+    const plane: ControlPlane = {
+      url,
+      dir,
+      caPem,
+      adminKubeconfig,
+      auditLog,
+      binaries,
+      kubeConfig,
+      async createNamespace(name, labels = {}) {
+        await core.createNamespace({ body: { metadata: { name, labels } } });
+        await core.createNamespacedServiceAccount({
+          namespace: name,
+          body: { metadata: { name: 'default' } },
+        });
+      },
+      async serviceAccountToken(namespace, name) {
+        const review = await core.createNamespacedServiceAccountToken({
+          namespace,
+          name,
+          body: { spec: { audiences: [], expirationSeconds: 3600 } },
+        });
+        return review.status?.token ?? '';
+      },
+      async writeKubeconfig(fileName, token) {
+        const file = join(dir, fileName);
+        await writeFile(file, kubeconfigYaml(url, caPem, token), { mode: 0o600 });
+        return file;
+      },
+      kubectl: (args, kubectlOptions = {}) =>
+        runKubectl(
+          binaries.kubectl,
+          args,
+          kubectlOptions.kubeconfig ?? adminKubeconfig,
+          kubectlOptions.input,
+        ),
+      async version() {
+        const text = (await probe(`${url}/version`, adminToken)).text;
+        return (JSON.parse(text) as { gitVersion: string }).gitVersion;
+      },
+      stop: stopAll,
+    };
+    // Namespace `default` is made by the API server itself once it runs; pods there need the
+    // ServiceAccount that no controller-manager creates here.
+    await waitFor(async () => {
+      try {
+        await core.readNamespace({ name: 'default' });
+        return true;
+      } catch {
+        return false;
+      }
+    }, timeoutMs);
+    await core.createNamespacedServiceAccount({
+      namespace: 'default',
+      body: { metadata: { name: 'default' } },
+    });
+    return plane;
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function runKubectl(
+  kubectl: string,
+  args: readonly string[],
+  kubeconfig: string,
+  input: string | undefined,
+): Promise<KubectlResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(kubectl, [`--kubeconfig=${kubeconfig}`, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+    child.stdin.end(input);
+  });
+}
