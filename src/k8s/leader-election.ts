@@ -19,19 +19,15 @@ import { randomBytes } from 'node:crypto';
 import {
   ApiException,
   CoordinationV1Api,
-  Observable,
   V1Lease,
   V1LeaseSpec,
   V1MicroTime,
   V1ObjectMeta,
 } from '@kubernetes/client-node';
-import type {
-  ConfigurationOptions,
-  KubeConfig,
-  RequestContext,
-  ResponseContext,
-} from '@kubernetes/client-node';
+import type { ConfigurationOptions, KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+
+import { withSignal } from './abortable.js';
 
 /** Schedules `run` after `ms`; returns a cancel function. Inject a fake to control time. */
 export type Schedule = (run: () => void, ms: number) => () => void;
@@ -480,22 +476,6 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
 }
 
 type LeaseRequestOptions = ConfigurationOptions;
-
-/** Per-request options that make client-node's fetch abortable with `signal`. */
-function withSignal(signal: AbortSignal): LeaseRequestOptions {
-  return {
-    middleware: [
-      {
-        pre: (context: RequestContext) => {
-          context.setSignal(signal);
-          return new Observable(Promise.resolve(context));
-        },
-        post: (context: ResponseContext) => new Observable(Promise.resolve(context)),
-      },
-    ],
-    middlewareMergeStrategy: 'append',
-  };
-}
 
 function recordOf(lease: V1Lease): ObservedRecord {
   const spec = lease.spec;

@@ -26,6 +26,7 @@ import {
   startFakeApiServer,
   waitForStore,
 } from '../fake-apiserver/index.js';
+import { eventually as poll } from '../support/eventually.js';
 import { postJson } from '../support/https.js';
 
 export interface TestCluster {
@@ -139,17 +140,12 @@ export async function reconcileCount(cluster: TestCluster): Promise<number> {
 }
 
 /** Resolves once `check` holds, trying every 20 ms. */
-export async function eventually(
+export function eventually(
   check: () => Promise<boolean>,
   what: string,
   timeoutMs = 20_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return poll(check, what, timeoutMs, 20);
 }
 
 /** Resolves once the process has logged `text` (a cluster started with `logLevel`). */

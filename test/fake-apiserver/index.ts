@@ -17,6 +17,20 @@ export type { Fault, FaultRule, RequestInfo, RequestRecord, WatchInfo } from './
 export { FakeKubelet, fakeImageId, IMAGE_FAILURES } from './kubelet.js';
 export type { ImageFailure, KubeletOptions, Schedule } from './kubelet.js';
 export {
+  FAKE_HOST_IP,
+  KUBELET_CONDITIONS,
+  condition,
+  containerStatus,
+  desiredStatus,
+  kubeTime,
+  podIp,
+  podKey,
+  readinessGates,
+  specContainers,
+  usesImage,
+} from './kubelet-status.js';
+export type { DesiredStatus, SpecContainer, StatusContext } from './kubelet-status.js';
+export {
   CONFIGMAPS,
   CONTROLLER_REVISIONS,
   DEFAULT_RESOURCES,
