@@ -1,0 +1,454 @@
+/**
+ * In-place rollout scenarios written against the Kubernetes API only, so the same test code runs
+ * on both backends: the in-process fake API server (test/controller/rollout-scenarios.test.ts) and
+ * the real kube-apiserver (test/e2e/rollout-scenarios.e2e.ts). Each scenario works in a namespace
+ * of its own with a SidecarSet limited to it (`spec.namespace`), so scenarios do not see each other.
+ */
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+
+import { eventually } from '../support/eventually.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  ApiException,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  Watch,
+} from '@kubernetes/client-node';
+
+export interface ScenarioKubelet {
+  failImage(image: string): void;
+  healImage(image: string): void;
+}
+
+/** A cluster with our webhook and controller running, and a kubelet that reports pod status. */
+export interface ScenarioBackend {
+  /** An admin's KubeConfig. */
+  kubeConfig(): KubeConfig;
+  readonly kubelet: ScenarioKubelet;
+  /** Creates a namespace that pods can be created in. */
+  createNamespace(name: string): Promise<void>;
+}
+
+export interface PodJson {
+  metadata: {
+    name: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  spec: { containers: { name: string; image: string }[] };
+  status?: {
+    containerStatuses?: { name: string; image: string; ready: boolean; restartCount: number }[];
+  };
+}
+
+interface SidecarSetJson {
+  metadata: { generation?: number };
+  spec: Record<string, unknown> & { containers: { image: string }[] };
+  status?: {
+    observedGeneration?: number;
+    matchedPods?: number;
+    updatedPods?: number;
+    readyPods?: number;
+    updatedReadyPods?: number;
+    collisionCount?: number;
+  };
+}
+
+/** Where serve keeps the SidecarSets' ControllerRevisions (as deployed). */
+const REVISIONS_NAMESPACE = 'sidecarset-system';
+const SIDECARSETS = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets' };
+
+/** The image a pod's spec gives its sidecar, the image it runs and whether that is ready. */
+export function sidecar(
+  pod: PodJson,
+  name = 'agent',
+): { spec?: string; running?: string; ready: boolean } {
+  const spec = pod.spec.containers.find((c) => c.name === name)?.image;
+  const status = pod.status?.containerStatuses?.find((c) => c.name === name);
+  return {
+    ...(spec === undefined ? {} : { spec }),
+    ...(status === undefined ? {} : { running: status.image }),
+    ready: status?.ready === true,
+  };
+}
+
+let counter = 0;
+
+/** One scenario's namespace, SidecarSet "agent-N" (image agent:1 in container "agent") and pods. */
+class Scenario {
+  readonly name: string;
+  readonly namespace: string;
+  private readonly core: CoreV1Api;
+  private readonly custom: CustomObjectsApi;
+  private readonly apps: AppsV1Api;
+  private readonly kubeConfig: KubeConfig;
+  private readonly backend: ScenarioBackend;
+  private readonly newImage: string;
+  /** The most pods seen at once whose sidecar spec is `newImage` but not running it ready. */
+  worstUnavailable = 0;
+  private watchAbort?: () => void;
+
+  constructor(backend: ScenarioBackend, newImage: string) {
+    this.backend = backend;
+    this.newImage = newImage;
+    counter++;
+    this.name = `agent-${process.pid}-${counter}`;
+    this.namespace = this.name;
+    this.kubeConfig = backend.kubeConfig();
+    this.core = this.kubeConfig.makeApiClient(CoreV1Api);
+    this.custom = this.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.apps = this.kubeConfig.makeApiClient(AppsV1Api);
+  }
+
+  /** The namespace, the SidecarSet with `strategy`, and `count` pods injected and ready. */
+  async setUp(
+    count: number,
+    strategy: Record<string, unknown>,
+    labels: (i: number) => Record<string, string> = () => ({}),
+    extraSpec: Record<string, unknown> = {},
+  ): Promise<void> {
+    await this.backend.createNamespace(this.namespace);
+    await this.createSidecarSet({ updateStrategy: strategy, ...extraSpec });
+    for (let i = 0; i < count; i++) {
+      await this.core.createNamespacedPod({
+        namespace: this.namespace,
+        body: {
+          metadata: {
+            name: `web-${String(i).padStart(2, '0')}`,
+            labels: { app: 'web', ...labels(i) },
+          },
+          spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] },
+        },
+      });
+    }
+    await eventually(async () => {
+      const pods = await this.pods();
+      return pods.every((p) => sidecar(p).running === 'agent:1' && sidecar(p).ready);
+    }, 'pods injected and ready');
+    await this.watchAvailability();
+  }
+
+  async createSidecarSet(spec: Record<string, unknown>): Promise<void> {
+    await this.custom.createClusterCustomObject({
+      ...SIDECARSETS,
+      body: {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'SidecarSet',
+        metadata: { name: this.name },
+        spec: {
+          namespace: this.namespace,
+          selector: { matchLabels: { app: 'web' } },
+          containers: [{ name: 'agent', image: 'agent:1' }],
+          ...spec,
+        },
+      },
+    });
+  }
+
+  async deleteSidecarSet(): Promise<void> {
+    await this.custom.deleteClusterCustomObject({ ...SIDECARSETS, name: this.name });
+  }
+
+  async pods(): Promise<PodJson[]> {
+    const list = await this.core.listNamespacedPod({ namespace: this.namespace });
+    return list.items as unknown as PodJson[];
+  }
+
+  /** This SidecarSet's ControllerRevisions (kept in sidecarset-system, as deployed). */
+  async revisions(): Promise<{ name: string; data: unknown; revision: number }[]> {
+    const list = await this.apps.listNamespacedControllerRevision({
+      namespace: REVISIONS_NAMESPACE,
+      labelSelector: `kruise.io/sidecarset-name=${this.name}`,
+    });
+    return list.items.map((r) => ({
+      name: r.metadata?.name ?? '',
+      data: r.data as unknown,
+      revision: r.revision,
+    }));
+  }
+
+  /** Takes a revision's name: deletes it and creates another object, unlabelled, under it. */
+  async squatRevisionName(name: string): Promise<void> {
+    await this.apps.deleteNamespacedControllerRevision({ namespace: REVISIONS_NAMESPACE, name });
+    await this.apps.createNamespacedControllerRevision({
+      namespace: REVISIONS_NAMESPACE,
+      body: { metadata: { name }, data: { someone: 'else' }, revision: 1 },
+    });
+  }
+
+  async sidecarSet(): Promise<SidecarSetJson> {
+    return (await this.custom.getClusterCustomObject({
+      ...SIDECARSETS,
+      name: this.name,
+    })) as SidecarSetJson;
+  }
+
+  /** Read, change, replace; read again when the controller wrote the status in between (409). */
+  async update(change: (spec: SidecarSetJson['spec']) => void): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.sidecarSet();
+      change(current.spec);
+      try {
+        await this.custom.replaceClusterCustomObject({
+          ...SIDECARSETS,
+          name: this.name,
+          body: current,
+        });
+        return;
+      } catch (err) {
+        if (!(err instanceof ApiException) || err.code !== 409 || attempt >= 5) throw err;
+      }
+    }
+  }
+
+  setImage(image: string): Promise<void> {
+    return this.update((spec) => {
+      (spec.containers[0] as { image: string }).image = image;
+    });
+  }
+
+  /** Pods whose sidecar runs the new image ready. */
+  async upgraded(): Promise<PodJson[]> {
+    return (await this.pods()).filter(
+      (p) => sidecar(p).running === this.newImage && sidecar(p).ready,
+    );
+  }
+
+  async waitUpgraded(count: number): Promise<void> {
+    await eventually(
+      async () => (await this.upgraded()).length === count,
+      `${count} pods upgraded`,
+    );
+  }
+
+  /** Waits until the status describes the current generation with these counts. */
+  async waitStatus(expected: NonNullable<SidecarSetJson['status']>): Promise<void> {
+    let last: unknown;
+    await eventually(
+      async () => {
+        const set = await this.sidecarSet();
+        last = set.status;
+        return (
+          set.status?.observedGeneration === set.metadata.generation &&
+          Object.entries(expected).every(
+            ([key, value]) => set.status?.[key as keyof typeof expected] === value,
+          )
+        );
+      },
+      `status ${JSON.stringify(expected)} (last: ${JSON.stringify(last)})`,
+    );
+  }
+
+  private async watchAvailability(): Promise<void> {
+    const state = new Map<string, PodJson>();
+    const request = await new Watch(this.kubeConfig).watch(
+      `/api/v1/namespaces/${this.namespace}/pods`,
+      {},
+      (type: string, pod: PodJson) => {
+        if (type === 'DELETED') state.delete(pod.metadata.name);
+        else state.set(pod.metadata.name, pod);
+        const unavailable = [...state.values()].filter((p) => {
+          const s = sidecar(p);
+          return s.spec === this.newImage && !(s.running === this.newImage && s.ready);
+        }).length;
+        this.worstUnavailable = Math.max(this.worstUnavailable, unavailable);
+      },
+      () => undefined,
+    );
+    this.watchAbort = () => {
+      request.abort();
+    };
+  }
+
+  close(): void {
+    this.watchAbort?.();
+  }
+}
+
+async function withScenario(
+  backend: ScenarioBackend,
+  newImage: string,
+  body: (s: Scenario) => Promise<void>,
+): Promise<void> {
+  const scenario = new Scenario(backend, newImage);
+  try {
+    await body(scenario);
+  } finally {
+    scenario.close();
+  }
+}
+
+/** A short pause, to show that something does NOT happen (paused, partition). */
+const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1500));
+
+/** Registers the scenarios as tests; `backend` is called once the tests run. */
+export function rolloutScenarios(backend: () => ScenarioBackend): void {
+  it('upgrades every matched pod in place, one at a time by default; the status follows', async () => {
+    await withScenario(backend(), 'agent:2', async (s) => {
+      await s.setUp(4, {});
+      await s.waitStatus({ matchedPods: 4, updatedPods: 4, readyPods: 4 });
+      await s.setImage('agent:2');
+      await s.waitUpgraded(4);
+      await s.waitStatus({ matchedPods: 4, updatedPods: 4, readyPods: 4, updatedReadyPods: 4 });
+      for (const pod of await s.pods()) {
+        const web = pod.status?.containerStatuses?.find((c) => c.name === 'web');
+        assert.equal(web?.restartCount, 0, `${pod.metadata.name}: the app container kept running`);
+      }
+      assert.equal(s.worstUnavailable, 1, 'maxUnavailable defaults to 1');
+    });
+  });
+
+  it('maxUnavailable: never more pods unavailable than it allows', async () => {
+    await withScenario(backend(), 'agent:2', async (s) => {
+      await s.setUp(6, { maxUnavailable: 2 });
+      await s.setImage('agent:2');
+      await s.waitUpgraded(6);
+      assert.ok(s.worstUnavailable <= 2, `at most 2 unavailable; saw ${s.worstUnavailable}`);
+    });
+  });
+
+  it('a failing image stops the rollout at maxUnavailable; healed, it finishes', async () => {
+    const cluster = backend();
+    await withScenario(cluster, 'agent:broken', async (s) => {
+      await s.setUp(5, { maxUnavailable: 2 });
+      cluster.kubelet.failImage('agent:broken');
+      try {
+        await s.setImage('agent:broken');
+        await eventually(
+          async () =>
+            (await s.pods()).filter((p) => sidecar(p).spec === 'agent:broken').length === 2,
+          'two pods on the failing image',
+        );
+        await settle();
+        const onBroken = (await s.pods()).filter((p) => sidecar(p).spec === 'agent:broken');
+        assert.equal(onBroken.length, 2, 'the rollout held at the budget');
+        assert.ok(onBroken.every((p) => !sidecar(p).ready));
+      } finally {
+        cluster.kubelet.healImage('agent:broken');
+      }
+      await s.waitUpgraded(5);
+    });
+  });
+
+  it('partition keeps that many pods on the old sidecar until it is lowered', async () => {
+    await withScenario(backend(), 'agent:2', async (s) => {
+      await s.setUp(5, { maxUnavailable: 5, partition: 3 });
+      await s.setImage('agent:2');
+      await s.waitUpgraded(2);
+      await s.waitStatus({ matchedPods: 5, updatedPods: 2 });
+      await settle();
+      assert.equal((await s.upgraded()).length, 2, 'partition 3 of 5: two upgraded');
+      await s.update((spec) => {
+        (spec['updateStrategy'] as Record<string, unknown>)['partition'] = 0;
+      });
+      await s.waitUpgraded(5);
+      await s.waitStatus({ matchedPods: 5, updatedPods: 5, readyPods: 5 });
+    });
+  });
+
+  it('paused: nothing is upgraded until the rollout is resumed', async () => {
+    await withScenario(backend(), 'agent:2', async (s) => {
+      await s.setUp(3, { maxUnavailable: 3, paused: true });
+      await s.setImage('agent:2');
+      await s.waitStatus({ matchedPods: 3, updatedPods: 0 });
+      await settle();
+      assert.equal(
+        (await s.pods()).filter((p) => sidecar(p).spec === 'agent:2').length,
+        0,
+        'no pod touched while paused',
+      );
+      await s.update((spec) => {
+        (spec['updateStrategy'] as Record<string, unknown>)['paused'] = false;
+      });
+      await s.waitUpgraded(3);
+    });
+  });
+
+  it("patchPodMetadata: an upgraded pod gets the new revision's annotations", async () => {
+    const key = 'example.com/agent-config';
+    const patch = (value: string): unknown[] => [
+      { annotations: { [key]: value }, patchPolicy: 'Overwrite' },
+    ];
+    await withScenario(backend(), 'agent:2', async (s) => {
+      await s.setUp(2, { maxUnavailable: 2 }, () => ({}), { patchPodMetadata: patch('v1') });
+      for (const pod of await s.pods()) assert.equal(pod.metadata.annotations?.[key], 'v1');
+      await s.update((spec) => {
+        (spec.containers[0] as { image: string }).image = 'agent:2';
+        spec['patchPodMetadata'] = patch('v2');
+      });
+      await s.waitUpgraded(2);
+      for (const pod of await s.pods()) assert.equal(pod.metadata.annotations?.[key], 'v2');
+    });
+  });
+
+  it('revisions: a rollback renumbers the old revision, unused ones beyond the limit go', async () => {
+    await withScenario(backend(), 'agent:2', async (s) => {
+      await s.setUp(0, {}, () => ({}), { revisionHistoryLimit: 2 });
+      const revisions = async (): Promise<{ image: string; revision: number }[]> =>
+        (await s.revisions())
+          .map((r) => ({
+            image: JSON.stringify(r.data).match(/agent:\d/)?.[0] ?? '',
+            revision: r.revision,
+          }))
+          .sort((a, b) => a.revision - b.revision);
+      const latest = async (image: string): Promise<boolean> =>
+        (await revisions()).at(-1)?.image === image;
+      await eventually(() => latest('agent:1'), 'revision of agent:1');
+      await s.setImage('agent:2');
+      await eventually(() => latest('agent:2'), 'revision of agent:2');
+      await s.setImage('agent:1');
+      await eventually(() => latest('agent:1'), 'agent:1 renumbered as the newest');
+      assert.deepEqual(
+        (await revisions()).map((r) => r.image),
+        ['agent:2', 'agent:1'],
+        'the rollback reused the old revision',
+      );
+      await s.setImage('agent:3');
+      await eventually(() => latest('agent:3'), 'revision of agent:3');
+      await eventually(
+        async () => (await revisions()).map((r) => r.image).join() === 'agent:1,agent:3',
+        'the oldest revision deleted (revisionHistoryLimit 2)',
+      );
+    });
+  });
+
+  it('a revision name taken by another object: a collision is counted and another name used', async () => {
+    await withScenario(backend(), 'agent:2', async (s) => {
+      await s.setUp(0, {});
+      let first = '';
+      await eventually(async () => {
+        first = (await s.revisions())[0]?.name ?? '';
+        return first !== '';
+      }, 'the first revision');
+      // Recreated with the same spec, the SidecarSet wants the same revision name, which the
+      // controller's cache (labelled revisions only) does not show as taken.
+      await s.deleteSidecarSet();
+      await s.squatRevisionName(first);
+      await s.createSidecarSet({});
+      await eventually(async () => {
+        const revisions = await s.revisions();
+        return revisions.length === 1 && revisions[0]?.name !== first;
+      }, 'a revision under another name');
+      await eventually(
+        async () => (await s.sidecarSet()).status?.['collisionCount'] === 1,
+        'status.collisionCount 1',
+      );
+    });
+  });
+
+  it('a canary selector upgrades only the pods it selects', async () => {
+    await withScenario(backend(), 'agent:2', async (s) => {
+      await s.setUp(4, { maxUnavailable: 4, selector: { matchLabels: { canary: 'true' } } }, (i) =>
+        i < 2 ? { canary: 'true' } : {},
+      );
+      await s.setImage('agent:2');
+      await s.waitUpgraded(2);
+      await s.waitStatus({ matchedPods: 4, updatedPods: 2 });
+      await settle();
+      const upgraded = (await s.upgraded()).map((p) => p.metadata.name).sort();
+      assert.deepEqual(upgraded, ['web-00', 'web-01']);
+    });
+  });
+}
