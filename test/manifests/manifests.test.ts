@@ -327,13 +327,9 @@ describe('RBAC', () => {
       verbs: r['verbs'],
     }));
     assert.deepEqual(rules, [
-      {
-        apiGroups: ['apps.kruise.io'],
-        resources: ['sidecarsets'],
-        verbs: ['get', 'list', 'watch'],
-      },
+      { apiGroups: ['apps.kruise.io'], resources: ['sidecarsets'], verbs: ['list', 'watch'] },
       { apiGroups: ['apps.kruise.io'], resources: ['sidecarsets/status'], verbs: ['patch'] },
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },

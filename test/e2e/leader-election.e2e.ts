@@ -1,0 +1,150 @@
+/**
+ * Two `sidecarset controller --leader-elect` processes on a real Lease, as the manifests'
+ * ServiceAccount: the leader is killed (SIGKILL, the Lease left to expire) mid-rollout, the other
+ * takes over and finishes; no pod is upgraded twice and maxUnavailable holds throughout.
+ */
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+
+import { CoreV1Api, CustomObjectsApi, Watch } from '@kubernetes/client-node';
+
+import { ApiKubelet } from '../support/api-kubelet.js';
+import type { PodJson } from '../scenarios/rollout.js';
+import { sidecar } from '../scenarios/rollout.js';
+import { readAudit } from './audit.js';
+import type { SidecarsetProcess } from './processes.js';
+import type { Installation } from './support.js';
+import { eventually } from '../support/eventually.js';
+import { OUR_USER, install, useControlPlane } from './support.js';
+
+const PODS = 12;
+const MAX_UNAVAILABLE = 2;
+
+const agent = (pod: PodJson): ReturnType<typeof sidecar> => sidecar(pod, 'agent');
+
+describe('leader election on a real Lease', () => {
+  const cluster = useControlPlane();
+  const plane = cluster.plane;
+  let installation: Installation;
+  let kubelet: ApiKubelet;
+  const controllers: SidecarsetProcess[] = [];
+
+  before(async () => {
+    installation = await install(plane());
+    const serve = await installation.serve(['--controller', 'false']);
+    cluster.defer(() => serve.stop());
+    kubelet = new ApiKubelet(plane().kubeConfig(), { namespace: 'default', delayMs: 300 });
+    cluster.defer(() => kubelet.stop());
+    cluster.defer(() => Promise.all(controllers.map((c) => c.stop())));
+  });
+
+  it('the follower finishes the rollout of a killed leader: each pod upgraded once, the budget held', async () => {
+    const kc = plane().kubeConfig();
+    const core = kc.makeApiClient(CoreV1Api);
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const sidecarSets = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets' };
+    await custom.createClusterCustomObject({
+      ...sidecarSets,
+      body: {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'SidecarSet',
+        metadata: { name: 'agent' },
+        spec: {
+          selector: { matchLabels: { app: 'web' } },
+          containers: [{ name: 'agent', image: 'agent:1' }],
+          updateStrategy: { maxUnavailable: MAX_UNAVAILABLE },
+        },
+      },
+    });
+    for (let i = 0; i < PODS; i++) {
+      await core.createNamespacedPod({
+        namespace: 'default',
+        body: {
+          metadata: { name: `web-${String(i).padStart(2, '0')}`, labels: { app: 'web' } },
+          spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] },
+        },
+      });
+    }
+    const list = async (): Promise<PodJson[]> =>
+      (await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=web' }))
+        .items as unknown as PodJson[];
+    await eventually(
+      async () => (await list()).every((p) => agent(p).ready && agent(p).running === 'agent:1'),
+      'pods injected and ready',
+    );
+
+    for (let replica = 0; replica < 2; replica++) {
+      controllers.push(await installation.controller());
+    }
+    const leaderIndex = async (): Promise<number> => {
+      let found = -1;
+      await eventually(() => {
+        found = controllers.findIndex((c) =>
+          c.logs.some((e) => e.msg === 'leading: reconciling SidecarSets'),
+        );
+        return found >= 0;
+      }, 'a leader');
+      return found;
+    };
+    const first = await leaderIndex();
+
+    // Unavailable: the sidecar's spec names the new image, but the new image is not running ready.
+    const state = new Map<string, PodJson>();
+    let worst = 0;
+    const watch = await new Watch(kc).watch(
+      '/api/v1/namespaces/default/pods',
+      { labelSelector: 'app=web' },
+      (_type: string, pod: PodJson) => {
+        state.set(pod.metadata.name, pod);
+        const unavailable = [...state.values()].filter((p) => {
+          const a = agent(p);
+          return a.spec === 'agent:2' && !(a.running === 'agent:2' && a.ready);
+        }).length;
+        worst = Math.max(worst, unavailable);
+      },
+      () => undefined,
+    );
+    try {
+      const current = (await custom.getClusterCustomObject({ ...sidecarSets, name: 'agent' })) as {
+        spec: { containers: { image: string }[] };
+      };
+      (current.spec.containers[0] as { image: string }).image = 'agent:2';
+      await custom.replaceClusterCustomObject({ ...sidecarSets, name: 'agent', body: current });
+
+      const onNew = async (): Promise<number> =>
+        (await list()).filter((p) => agent(p).spec === 'agent:2').length;
+      await eventually(async () => (await onNew()) >= 3, 'the rollout under way');
+      const leader = controllers[first] as SidecarsetProcess;
+      await leader.stop('SIGKILL');
+      assert.ok((await onNew()) < PODS, 'the leader died mid-rollout');
+
+      const follower = controllers[1 - first] as SidecarsetProcess;
+      await eventually(
+        async () => (await list()).every((p) => agent(p).running === 'agent:2' && agent(p).ready),
+        'the follower to finish the rollout',
+        90_000,
+      );
+      assert.ok(follower.logs.some((e) => e.msg === 'leading: reconciling SidecarSets'));
+    } finally {
+      watch.abort();
+    }
+    assert.ok(
+      worst <= MAX_UNAVAILABLE,
+      `never more than ${MAX_UNAVAILABLE} unavailable; saw ${worst}`,
+    );
+
+    // Each pod got the new image in exactly one patch, whichever replica sent it.
+    const upgrades = new Map<string, number>();
+    for (const event of await readAudit(plane().auditLog, OUR_USER)) {
+      const ref = event.objectRef;
+      if (event.verb !== 'patch' || ref?.resource !== 'pods' || ref.subresource !== undefined)
+        continue;
+      const body = event.requestObject as
+        { spec?: { containers?: { image?: string }[] } } | undefined;
+      if (body?.spec?.containers?.some((c) => c.image === 'agent:2') !== true) continue;
+      upgrades.set(ref.name ?? '', (upgrades.get(ref.name ?? '') ?? 0) + 1);
+    }
+    assert.equal(upgrades.size, PODS, 'every pod was upgraded');
+    assert.deepEqual([...new Set(upgrades.values())], [1], 'no pod was upgraded twice');
+  });
+});

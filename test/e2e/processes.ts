@@ -1,0 +1,119 @@
+/**
+ * This project's processes as a user starts them: `node bin/sidecarset.js serve|controller ...`,
+ * flags from the command line, JSON logs on stdout.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+const root = new URL('../../', import.meta.url).pathname;
+
+export interface LogEntry {
+  readonly level?: number;
+  readonly msg?: string;
+  readonly [key: string]: unknown;
+}
+
+export interface SidecarsetProcess {
+  /** The webhook's https://127.0.0.1:PORT (serve only). */
+  readonly url: string;
+  readonly logs: readonly LogEntry[];
+  /** Everything written on stderr. */
+  stderr(): string;
+  /** Resolves with the first log entry that `match` accepts. */
+  waitForLog(
+    match: (entry: LogEntry) => boolean,
+    what: string,
+    timeoutMs?: number,
+  ): Promise<LogEntry>;
+  /** SIGTERM (a graceful stop) or SIGKILL (a crash); resolves with the exit code once it exited. */
+  stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<number | null>;
+}
+
+const PINO_ERROR = 50;
+
+/** Log entries at error level or above. */
+export function errors(process: SidecarsetProcess): LogEntry[] {
+  return process.logs.filter((e) => (e.level ?? 0) >= PINO_ERROR);
+}
+
+/**
+ * Starts `sidecarset <args>`; for `serve`, resolves once the webhook listens. The child gets the
+ * parent-death signal: a test process that dies takes it along.
+ */
+export async function startSidecarset(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<SidecarsetProcess> {
+  const child: ChildProcess = spawn(
+    'setpriv',
+    ['--pdeathsig', 'SIGKILL', '--', process.execPath, 'bin/sidecarset.js', ...args],
+    { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const logs: LogEntry[] = [];
+  const waiters = new Set<() => void>();
+  let stderr = '';
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) => {
+    child.on('exit', (code) => {
+      exitCode = code;
+      for (const wake of waiters) wake();
+      resolve(code);
+    });
+  });
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+  if (child.stdout === null) throw new Error('no stdout');
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    try {
+      logs.push(JSON.parse(line) as LogEntry);
+    } catch {
+      logs.push({ msg: line });
+    }
+    if (process.env['TEST_LOG_LEVEL'] !== undefined) process.stderr.write(`${line}\n`);
+    for (const wake of waiters) wake();
+  });
+
+  const waitForLog = (
+    match: (entry: LogEntry) => boolean,
+    what: string,
+    timeoutMs = 30_000,
+  ): Promise<LogEntry> =>
+    new Promise((resolve, reject) => {
+      const check = (): void => {
+        const found = logs.find(match);
+        if (found !== undefined) {
+          done();
+          resolve(found);
+        } else if (exitCode !== undefined) {
+          done();
+          reject(new Error(`sidecarset exited (${String(exitCode)}) before ${what}:\n${stderr}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
+      }, timeoutMs);
+      const done = (): void => {
+        clearTimeout(timer);
+        waiters.delete(check);
+      };
+      waiters.add(check);
+      check();
+    });
+
+  let url = '';
+  if (args[0] === 'serve') {
+    const listening = await waitForLog((e) => e.msg === 'webhook listening', 'webhook listening');
+    url = String(listening['url']);
+  }
+  return {
+    url,
+    logs,
+    stderr: () => stderr,
+    waitForLog,
+    async stop(signal = 'SIGTERM') {
+      if (exitCode === undefined) child.kill(signal);
+      return exited;
+    },
+  };
+}

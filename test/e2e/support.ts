@@ -1,0 +1,149 @@
+/**
+ * What the e2e tests share: the real control plane for one test file, and this project installed
+ * into it from `manifests/` with its processes authenticated as the manifests' ServiceAccount.
+ */
+import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { after, before } from 'node:test';
+
+import { eventually } from '../support/eventually.js';
+import { ensureDevCertificates } from '../../src/server/tls.js';
+import { binariesIn } from '../kube-fixture/binaries.js';
+import type { ControlPlane } from '../kube-fixture/control-plane.js';
+import { freePorts, startControlPlane } from '../kube-fixture/control-plane.js';
+import { readAudit } from './audit.js';
+import { installManifests, webhooksInUse } from './install.js';
+import type { SidecarsetProcess } from './processes.js';
+import { startSidecarset } from './processes.js';
+
+export interface ControlPlaneFixture {
+  /** The running control plane (inside tests and hooks). */
+  readonly plane: () => ControlPlane;
+  /** Runs `cleanup` after the file's tests, before the control plane stops; last deferred first. */
+  readonly defer: (cleanup: () => Promise<unknown>) => void;
+}
+
+/**
+ * A control plane started before the file's tests and stopped after them, once everything deferred
+ * has run (our processes and kubelets stop while the API server still answers). The binaries come
+ * from KUBE_FIXTURE_BIN, which `npm run test:e2e` (test/e2e/run.ts) sets after building them.
+ */
+export function useControlPlane(): ControlPlaneFixture {
+  let plane: ControlPlane | undefined;
+  const cleanups: (() => Promise<unknown>)[] = [];
+  before(async () => {
+    const dir = process.env['KUBE_FIXTURE_BIN'];
+    if (dir === undefined) throw new Error('KUBE_FIXTURE_BIN is not set: run npm run test:e2e');
+    plane = await startControlPlane({ binaries: binariesIn(dir) });
+  });
+  after(async () => {
+    if (plane === undefined) return;
+    try {
+      for (const cleanup of cleanups.reverse()) await cleanup();
+      await checkOurRequests(plane);
+    } finally {
+      await plane.stop();
+    }
+  });
+  return {
+    plane: () => {
+      if (plane === undefined) throw new Error('the control plane is not running');
+      return plane;
+    },
+    defer: (cleanup) => {
+      cleanups.push(cleanup);
+    },
+  };
+}
+
+/**
+ * RBAC for real: any request of ours that the API server forbade fails the file. Our requests are
+ * also kept in E2E_AUDIT_DIR (set by test/e2e/run.ts) for the least-privilege check at the end.
+ */
+async function checkOurRequests(plane: ControlPlane): Promise<void> {
+  const ours = await readAudit(plane.auditLog, OUR_USER);
+  const auditDir = process.env['E2E_AUDIT_DIR'];
+  if (auditDir !== undefined) {
+    const lines = ours.map((e) => JSON.stringify(e)).join('\n');
+    await writeFile(join(auditDir, `${basename(plane.dir)}.jsonl`), lines);
+  }
+  const forbidden = ours.filter((e) => e.responseStatus?.code === 403);
+  assert.deepEqual(
+    forbidden.map((e) => `${e.verb} ${e.requestURI}: ${e.responseStatus?.message ?? ''}`),
+    [],
+    'requests of ours that RBAC forbade',
+  );
+}
+
+export const NAMESPACE = 'sidecarset-system';
+export const SERVICE_ACCOUNT = 'sidecarset';
+/** The user the API server sees for our processes. */
+export const OUR_USER = `system:serviceaccount:${NAMESPACE}:${SERVICE_ACCOUNT}`;
+
+export interface Installation {
+  /** https://127.0.0.1:PORT, where the webhook configurations send their requests. */
+  readonly webhookUrl: string;
+  /** A kubeconfig with a token of the manifests' ServiceAccount. */
+  readonly kubeconfig: string;
+  /** `sidecarset serve` in cluster mode on the webhook's port; resolves once it is ready. */
+  serve(extraArgs?: readonly string[]): Promise<SidecarsetProcess>;
+  /** `sidecarset controller` as the ServiceAccount. */
+  controller(extraArgs?: readonly string[]): Promise<SidecarsetProcess>;
+}
+
+/**
+ * Applies `manifests/` (webhooks pointed at 127.0.0.1, caBundle set), makes a ServiceAccount token
+ * for our processes, and returns how to start them. Our certificate is made first, so the
+ * caBundle is known before the webhook runs.
+ */
+export async function install(plane: ControlPlane): Promise<Installation> {
+  const [port] = (await freePorts(1)) as [number];
+  const certs = await ensureDevCertificates(join(plane.dir, 'webhook-certs'), new Date());
+  const webhookUrl = `https://127.0.0.1:${port}`;
+  await installManifests(plane, { url: webhookUrl, caPem: await readFile(certs.caFile, 'utf8') });
+  const token = await plane.serviceAccountToken(NAMESPACE, SERVICE_ACCOUNT);
+  const kubeconfig = await plane.writeKubeconfig('sidecarset.kubeconfig', token);
+  // As the Deployment in manifests/ runs it: leader election on, in the webhook's namespace.
+  const common = [
+    '--kubeconfig',
+    kubeconfig,
+    '--host',
+    '127.0.0.1',
+    '--log-level',
+    'info',
+    '--leader-elect',
+    'true',
+    '--leader-election-namespace',
+    NAMESPACE,
+  ];
+  let webhooksChecked = false;
+  return {
+    webhookUrl,
+    kubeconfig,
+    async serve(extraArgs = []) {
+      const served = await startSidecarset([
+        'serve',
+        ...common,
+        '--port',
+        String(port),
+        '--cert',
+        certs.certFile,
+        '--key',
+        certs.keyFile,
+        '--metrics-port',
+        '0',
+        ...extraArgs,
+      ]);
+      const listening = await served.waitForLog((e) => e.msg === 'webhook listening', 'listening');
+      const readyz = `${String(listening['metricsUrl'])}/readyz`;
+      await eventually(async () => (await fetch(readyz)).status === 200, 'the webhook ready');
+      if (!webhooksChecked) {
+        await webhooksInUse(plane);
+        webhooksChecked = true;
+      }
+      return served;
+    },
+    controller: (extraArgs = []) => startSidecarset(['controller', ...common, ...extraArgs]),
+  };
+}
