@@ -113,7 +113,9 @@ describe('mutating admission', () => {
       await custom.patchClusterCustomObjectStatus({
         ...ss,
         name: 's',
-        body: [{ op: 'add', path: '/status', value: { matchedPods: 1 } }],
+        body: [
+          { op: 'add', path: '/status', value: { matchedPods: 1, updatedPods: 0, readyPods: 0 } },
+        ],
       });
       assert.deepEqual(
         calls.map((c) => [c.operation, c.oldObject?.['spec'] ?? null, c.object['spec'] ?? null]),

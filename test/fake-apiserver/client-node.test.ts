@@ -224,7 +224,10 @@ describe('fake API server with @kubernetes/client-node', () => {
       const created = asObject(
         await custom.createClusterCustomObject({
           ...SS,
-          body: { ...sidecarSetBody('logtail'), status: { matchedPods: 9 } },
+          body: {
+            ...sidecarSetBody('logtail'),
+            status: { matchedPods: 9, updatedPods: 0, readyPods: 0 },
+          },
         }),
       );
       assert.equal(created['status'], undefined, 'status is dropped on create');
@@ -234,12 +237,20 @@ describe('fake API server with @kubernetes/client-node', () => {
           {
             ...SS,
             name: 'logtail',
-            body: { status: { matchedPods: 1, observedGeneration: 1 }, spec: { containers: [] } },
+            body: {
+              status: { matchedPods: 1, updatedPods: 0, readyPods: 0, observedGeneration: 1 },
+              spec: { containers: [] },
+            },
           },
           mergePatch,
         ),
       );
-      assert.deepEqual(status['status'], { matchedPods: 1, observedGeneration: 1 });
+      assert.deepEqual(status['status'], {
+        matchedPods: 1,
+        updatedPods: 0,
+        readyPods: 0,
+        observedGeneration: 1,
+      });
       assert.deepEqual(status['spec'], created['spec'], 'a status write leaves the spec alone');
       assert.equal(status.metadata.generation, 1);
       const spec = asObject(
@@ -248,21 +259,28 @@ describe('fake API server with @kubernetes/client-node', () => {
           name: 'logtail',
           body: [
             { op: 'replace', path: '/spec/containers/0/image', value: 'logtail:0.16.18' },
-            { op: 'add', path: '/status', value: { matchedPods: 42 } },
+            {
+              op: 'add',
+              path: '/status',
+              value: { matchedPods: 42, updatedPods: 0, readyPods: 0 },
+            },
           ],
         }),
       );
       assert.equal(spec.metadata.generation, 2);
       assert.deepEqual(
         spec['status'],
-        { matchedPods: 1, observedGeneration: 1 },
+        { matchedPods: 1, updatedPods: 0, readyPods: 0, observedGeneration: 1 },
         'a main write leaves the status alone',
       );
       const replaced = asObject(
         await custom.replaceClusterCustomObjectStatus({
           ...SS,
           name: 'logtail',
-          body: { ...spec, status: { matchedPods: 2, observedGeneration: 2 } },
+          body: {
+            ...spec,
+            status: { matchedPods: 2, updatedPods: 0, readyPods: 0, observedGeneration: 2 },
+          },
         }),
       );
       assert.equal(replaced.metadata.generation, 2);
@@ -270,7 +288,7 @@ describe('fake API server with @kubernetes/client-node', () => {
         custom.replaceClusterCustomObjectStatus({
           ...SS,
           name: 'logtail',
-          body: { ...spec, status: { matchedPods: 3 } },
+          body: { ...spec, status: { matchedPods: 3, updatedPods: 0, readyPods: 0 } },
         }),
       );
       assert.equal(stale.code, 409);

@@ -71,13 +71,19 @@ export function conflict(ref: ResourceRef, name: string, why?: string): ApiError
   );
 }
 
-export function invalid(ref: ResourceRef, name: string, message: string): ApiError {
-  return new ApiError(
-    422,
-    'Invalid',
-    `${qualifiedResource(ref)} "${name}" is invalid: ${message}`,
-    objectDetails(ref, name),
-  );
+/**
+ * Validation names the kind, not the resource: `Pod "p" is invalid`, `SidecarSet.apps.kruise.io
+ * "s" is invalid` (apimachinery's NewInvalid takes a GroupKind).
+ */
+export function invalid(
+  ref: ResourceRef & { readonly kind: string },
+  name: string,
+  message: string,
+): ApiError {
+  const qualifiedKind = ref.group === '' ? ref.kind : `${ref.kind}.${ref.group}`;
+  const details: JsonObject = { name, kind: ref.kind };
+  if (ref.group !== '') details['group'] = ref.group;
+  return new ApiError(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${message}`, details);
 }
 
 export function badRequest(message: string): ApiError {

@@ -1,3 +1,4 @@
+import { crdValidator } from './crd-validation.js';
 import { clone, isJsonObject, jsonEqual } from './json.js';
 import type { JsonObject } from './json.js';
 import type { KubeObject, ResourceRef } from './types.js';
@@ -19,6 +20,8 @@ export interface ResourceDef extends ResourceRef {
   readonly prepareForCreate?: (obj: KubeObject) => void;
   /** Returns a validation message (answered as 422 Invalid) or undefined. */
   readonly validateUpdate?: (old: KubeObject, next: KubeObject) => string | undefined;
+  /** Checks every version written (create, update, status): the problems, answered as 422. */
+  readonly validate?: (obj: KubeObject) => string[];
 }
 
 export type ResourceOptions = ResourceRef &
@@ -169,5 +172,9 @@ export const DEFAULT_RESOURCES: readonly ResourceDef[] = [
     namespaced: false,
     statusSubresource: true,
     custom: true,
+    validate: crdValidator(
+      new URL('../../manifests/base/crd/apps.kruise.io_sidecarsets.yaml', import.meta.url),
+      SIDECARSETS.version,
+    ),
   }),
 ];

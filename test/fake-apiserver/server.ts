@@ -17,8 +17,8 @@ import type { JsonObject, JsonValue } from './json.js';
 import { FakeKubelet } from './kubelet.js';
 import type { KubeletOptions } from './kubelet.js';
 import { isPatchType } from './patch.js';
-import type { KubeObject, PatchType } from './types.js';
-import { NAMESPACES } from './resources.js';
+import type { KubeObject, PatchType, ResourceRef } from './types.js';
+import { NAMESPACES, PODS, sameResource } from './resources.js';
 import { listKind, route, verbOf } from './router.js';
 import type { ResourceRoute, Route, Verb } from './router.js';
 import { ObjectStore } from './store.js';
@@ -372,10 +372,11 @@ class FakeApiServerImpl {
         : {}),
     };
     const bodyDryRun = Array.isArray(options['dryRun']) && options['dryRun'].includes('All');
-    return this.store.delete(r.resource, r.namespace, r.name ?? '', {
+    const deleted = this.store.delete(r.resource, r.namespace, r.name ?? '', {
       dryRun: dryRun || bodyDryRun,
       preconditions,
     });
+    return deleteAnswer(r.resource, deleted);
   }
 
   /** Streams newline-delimited watch events; returns the HTTP status for the log. */
@@ -477,4 +478,26 @@ export async function startFakeApiServer(
     startKubelet: (kubeletOptions) => impl.startKubelet(kubeletOptions),
     close: () => impl.close(),
   };
+}
+
+/**
+ * What the API server answers a DELETE with: a pod (graceful deletion, here with no node to wait
+ * for) comes back with its deletionTimestamp; everything else deleted at once answers a Status.
+ */
+function deleteAnswer(ref: ResourceRef, deleted: KubeObject): JsonObject {
+  if (sameResource(ref, PODS)) {
+    const at = new Date();
+    return {
+      ...deleted,
+      metadata: {
+        ...deleted.metadata,
+        deletionTimestamp: at.toISOString().replace(/\.\d+Z$/, 'Z'),
+        deletionGracePeriodSeconds: 0,
+      },
+    };
+  }
+  const details: JsonObject = { name: deleted.metadata.name ?? '', kind: ref.resource };
+  if (ref.group !== '') details['group'] = ref.group;
+  if (deleted.metadata.uid !== undefined) details['uid'] = deleted.metadata.uid;
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
 }

@@ -48,7 +48,7 @@ function sidecarSet(name: string): KubeObject {
     kind: 'SidecarSet',
     metadata: { name },
     spec: { containers: [{ name: 'logtail', image: 'logtail:1' }] },
-    status: { matchedPods: 5 },
+    status: { matchedPods: 5, updatedPods: 0, readyPods: 0 },
   };
 }
 
@@ -114,11 +114,14 @@ describe('ObjectStore', () => {
       SIDECARSETS,
       '',
       's',
-      { type: PATCH_TYPES.merge, body: { status: { matchedPods: 3 } } },
+      {
+        type: PATCH_TYPES.merge,
+        body: { status: { matchedPods: 3, updatedPods: 0, readyPods: 0 } },
+      },
       { subresource: 'status' },
     );
     assert.equal(status.metadata.generation, 1);
-    assert.deepEqual(status['status'], { matchedPods: 3 });
+    assert.deepEqual(status['status'], { matchedPods: 3, updatedPods: 0, readyPods: 0 });
     const spec = store.patch(SIDECARSETS, '', 's', {
       type: PATCH_TYPES.json,
       body: [{ op: 'replace', path: '/spec/containers/0/image', value: 'logtail:2' }],
@@ -140,7 +143,10 @@ describe('ObjectStore', () => {
       SIDECARSETS,
       '',
       's',
-      { type: PATCH_TYPES.merge, body: { status: { matchedPods: 1 } } },
+      {
+        type: PATCH_TYPES.merge,
+        body: { status: { matchedPods: 1, updatedPods: 0, readyPods: 0 } },
+      },
       { subresource: 'status' },
     );
     const current = store.get(SIDECARSETS, '', 's');
@@ -148,19 +154,19 @@ describe('ObjectStore', () => {
     const update: KubeObject = {
       ...current,
       spec: { containers: [] },
-      status: { matchedPods: 99 },
+      status: { matchedPods: 99, updatedPods: 0, readyPods: 0 },
     };
     const afterMain = store.update(SIDECARSETS, '', 's', update);
-    assert.deepEqual(afterMain['status'], { matchedPods: 1 });
+    assert.deepEqual(afterMain['status'], { matchedPods: 1, updatedPods: 0, readyPods: 0 });
     assert.deepEqual(afterMain['spec'], { containers: [] });
     const statusWrite: KubeObject = {
       ...afterMain,
       metadata: { ...afterMain.metadata, labels: { ignored: 'yes' } },
       spec: { ignored: true },
-      status: { matchedPods: 7 },
+      status: { matchedPods: 7, updatedPods: 0, readyPods: 0 },
     };
     const afterStatus = store.update(SIDECARSETS, '', 's', statusWrite, { subresource: 'status' });
-    assert.deepEqual(afterStatus['status'], { matchedPods: 7 });
+    assert.deepEqual(afterStatus['status'], { matchedPods: 7, updatedPods: 0, readyPods: 0 });
     assert.deepEqual(afterStatus['spec'], { containers: [] });
     assert.equal(afterStatus.metadata.labels, undefined);
     assert.equal(afterStatus.metadata.generation, afterMain.metadata.generation);

@@ -214,6 +214,7 @@ export class ObjectStore {
     else delete created.metadata.namespace;
     if (def.statusSubresource) delete created['status'];
     def.prepareForCreate?.(created);
+    checkSchema(def, created);
     if (options.dryRun === true) return created;
     return clone(this.commit('ADDED', def, created, undefined));
   }
@@ -393,25 +394,15 @@ export class ObjectStore {
     let next: KubeObject;
     if (options.subresource === 'status') {
       next = clone(old);
+      // Built-in kinds (pod, namespace) take metadata changes on /status too: their status
+      // strategies reset only the spec. A custom resource's /status changes only .status.
+      if (!def.custom) next.metadata = keepOwned(old, candidate.metadata, STATUS_WRITE_OWNED);
       const status = candidate['status'];
       if (status === undefined) delete next['status'];
       else next['status'] = status;
     } else {
       next = { ...candidate, apiVersion: apiVersionOf(def), kind: def.kind };
-      next.metadata = { ...candidate.metadata };
-      // The server owns these; a client cannot change them by update or patch.
-      const owned: (keyof ObjectMeta)[] = [
-        'name',
-        'namespace',
-        'uid',
-        'creationTimestamp',
-        'generation',
-      ];
-      for (const field of owned) {
-        const value = old.metadata[field];
-        if (value === undefined) delete next.metadata[field];
-        else next.metadata[field] = value;
-      }
+      next.metadata = keepOwned(old, candidate.metadata, OWNED);
       if (def.statusSubresource) {
         const status = old['status'];
         if (status === undefined) delete next['status'];
@@ -420,6 +411,7 @@ export class ObjectStore {
       const problem = def.validateUpdate?.(old, next);
       if (problem !== undefined) throw invalid(def, name, problem);
     }
+    checkSchema(def, next);
     next.metadata.resourceVersion = old.metadata.resourceVersion ?? '';
     if (options.dryRun === true) return next;
     return this.commitIfChanged(def, old, next);
@@ -492,4 +484,46 @@ function decodeContinue(token: string): string {
     // fall through to the error below
   }
   throw badRequest('continue key is not valid');
+}
+
+/** Metadata the server owns: a client cannot change it by update or patch. */
+const OWNED: readonly (keyof ObjectMeta)[] = [
+  'name',
+  'namespace',
+  'uid',
+  'creationTimestamp',
+  'generation',
+];
+/** A status write also keeps these (kubernetes pkg/registry/core/pod/strategy.go). */
+const STATUS_WRITE_OWNED: readonly (keyof ObjectMeta)[] = [
+  ...OWNED,
+  'deletionTimestamp',
+  'ownerReferences',
+];
+
+/** The client's metadata, with the `owned` fields as they were. */
+function keepOwned(
+  old: KubeObject,
+  metadata: ObjectMeta,
+  owned: readonly (keyof ObjectMeta)[],
+): ObjectMeta {
+  const next: ObjectMeta = { ...metadata };
+  for (const field of owned) {
+    const value = old.metadata[field];
+    if (value === undefined) delete next[field];
+    else next[field] = value;
+  }
+  return next;
+}
+
+/** 422 with the API server's wording when the object fails its resource's schema. */
+function checkSchema(def: ResourceDef, obj: KubeObject): void {
+  const problems = def.validate?.(obj) ?? [];
+  if (problems.length === 0) return;
+  const name = obj.metadata.name ?? '';
+  throw invalid(
+    def,
+    name,
+    problems.length === 1 ? (problems[0] ?? '') : `[${problems.join(', ')}]`,
+  );
 }

@@ -257,7 +257,10 @@ describe('watch through @kubernetes/client-node', () => {
           SIDECARSETS,
           '',
           'logtail',
-          { type: 'application/merge-patch+json', body: { status: { matchedPods: 1 } } },
+          {
+            type: 'application/merge-patch+json',
+            body: { status: { matchedPods: 1, updatedPods: 0, readyPods: 0 } },
+          },
           { subresource: 'status' },
         );
         await events.until((e) => e.length === 2, 'add and update');

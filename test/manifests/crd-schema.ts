@@ -13,13 +13,21 @@ function isNode(value: unknown): value is SchemaNode {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function convertChildren(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(convertChildren);
-  if (isNode(value)) return toAjvSchema(value, false);
+function convertChildren(value: unknown, unknownFields: 'reject' | 'allow'): unknown {
+  if (Array.isArray(value)) return value.map((v) => convertChildren(v, unknownFields));
+  if (isNode(value)) return toAjvSchema(value, false, unknownFields);
   return value;
 }
 
-export function toAjvSchema(node: SchemaNode, isRoot = true): SchemaNode {
+/**
+ * `unknownFields: 'reject'` (the default) fails on fields the schema does not declare, as
+ * strict field validation does; 'allow' accepts them, as the API server does when it prunes them.
+ */
+export function toAjvSchema(
+  node: SchemaNode,
+  isRoot = true,
+  unknownFields: 'reject' | 'allow' = 'reject',
+): SchemaNode {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node)) {
     if (key.startsWith('x-kubernetes-')) continue;
@@ -27,19 +35,32 @@ export function toAjvSchema(node: SchemaNode, isRoot = true): SchemaNode {
       const props: Record<string, unknown> = {};
       for (const [name, child] of Object.entries(value)) {
         // The root's metadata is ObjectMeta, validated by the API server itself.
-        props[name] = isRoot && name === 'metadata' ? { type: 'object' } : convertChildren(child);
+        props[name] =
+          isRoot && name === 'metadata'
+            ? { type: 'object' }
+            : convertChildren(child, unknownFields);
       }
       out[key] = props;
-    } else if (key === 'items' || key === 'additionalProperties' || key === 'not') {
-      out[key] = convertChildren(value);
-    } else if (key === 'anyOf' || key === 'allOf' || key === 'oneOf') {
-      out[key] = convertChildren(value);
+    } else if (
+      key === 'items' ||
+      key === 'additionalProperties' ||
+      key === 'not' ||
+      key === 'anyOf' ||
+      key === 'allOf' ||
+      key === 'oneOf'
+    ) {
+      out[key] = convertChildren(value, unknownFields);
     } else {
       out[key] = value;
     }
   }
   const preserve = node['x-kubernetes-preserve-unknown-fields'] === true;
-  if (node['type'] === 'object' && !preserve && !('additionalProperties' in node)) {
+  if (
+    unknownFields === 'reject' &&
+    node['type'] === 'object' &&
+    !preserve &&
+    !('additionalProperties' in node)
+  ) {
     out['additionalProperties'] = false;
   }
   return out;
@@ -51,9 +72,12 @@ function int(bits: 32 | 64): { type: 'number'; validate: (n: number) => boolean 
 }
 
 /** An ajv validator for documents of the CRD version whose openAPIV3Schema is given. */
-export function compileCrdSchema(openAPIV3Schema: SchemaNode): ValidateFunction {
+export function compileCrdSchema(
+  openAPIV3Schema: SchemaNode,
+  unknownFields: 'reject' | 'allow' = 'reject',
+): ValidateFunction {
   const ajv = new Ajv({ allErrors: true, strict: true });
   ajv.addFormat('int32', int(32));
   ajv.addFormat('int64', int(64));
-  return ajv.compile(toAjvSchema(openAPIV3Schema));
+  return ajv.compile(toAjvSchema(openAPIV3Schema, true, unknownFields));
 }
