@@ -22,6 +22,17 @@ export interface ScenarioKubelet {
   healImage(image: string): void;
 }
 
+/** What a scenario starts from. */
+interface SetUp {
+  readonly pods: number;
+  readonly strategy?: Record<string, unknown>;
+  /** More of the SidecarSet's spec. */
+  readonly spec?: Record<string, unknown>;
+  readonly labels?: (i: number) => Record<string, string>;
+  /** More of pod i's spec. */
+  readonly podSpec?: (i: number) => Record<string, unknown>;
+}
+
 /** A cluster with our webhook and controller running, and a kubelet that reports pod status. */
 export interface ScenarioBackend {
   /** An admin's KubeConfig. */
@@ -40,7 +51,14 @@ export interface PodJson {
   spec: { containers: { name: string; image: string }[] };
   status?: {
     containerStatuses?: { name: string; image: string; ready: boolean; restartCount: number }[];
+    conditions?: PodCondition[];
   };
+}
+
+export interface PodCondition {
+  type: string;
+  status: string;
+  message?: string;
 }
 
 interface SidecarSetJson {
@@ -59,6 +77,15 @@ interface SidecarSetJson {
 /** Where serve keeps the SidecarSets' ControllerRevisions (as deployed). */
 const REVISIONS_NAMESPACE = 'sidecarset-system';
 const SIDECARSETS = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets' };
+
+export function podReady(pod: PodJson): boolean {
+  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+}
+
+/** The status of a pod's condition of this type. */
+export function conditionOf(pod: PodJson, type: string): PodCondition | undefined {
+  return pod.status?.conditions?.find((c) => c.type === type);
+}
 
 /** The image a pod's spec gives its sidecar, the image it runs and whether that is ready. */
 export function sidecar(
@@ -88,6 +115,8 @@ class Scenario {
   private readonly newImage: string;
   /** The most pods seen at once whose sidecar spec is `newImage` but not running it ready. */
   worstUnavailable = 0;
+  /** Every version of every pod the watch delivered, in order. */
+  readonly history: PodJson[] = [];
   private watchAbort?: () => void;
 
   constructor(backend: ScenarioBackend, newImage: string) {
@@ -102,32 +131,27 @@ class Scenario {
     this.apps = this.kubeConfig.makeApiClient(AppsV1Api);
   }
 
-  /** The namespace, the SidecarSet with `strategy`, and `count` pods injected and ready. */
-  async setUp(
-    count: number,
-    strategy: Record<string, unknown>,
-    labels: (i: number) => Record<string, string> = () => ({}),
-    extraSpec: Record<string, unknown> = {},
-  ): Promise<void> {
+  /** The namespace, the SidecarSet, and its pods (web-00, web-01, …) injected and ready. */
+  async setUp(options: SetUp): Promise<void> {
     await this.backend.createNamespace(this.namespace);
-    await this.createSidecarSet({ updateStrategy: strategy, ...extraSpec });
-    for (let i = 0; i < count; i++) {
+    await this.createSidecarSet({ updateStrategy: options.strategy ?? {}, ...options.spec });
+    for (let i = 0; i < options.pods; i++) {
       await this.core.createNamespacedPod({
         namespace: this.namespace,
         body: {
           metadata: {
             name: `web-${String(i).padStart(2, '0')}`,
-            labels: { app: 'web', ...labels(i) },
+            labels: { app: 'web', ...options.labels?.(i) },
           },
-          spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] },
+          spec: { containers: [{ name: 'web', image: 'nginx:1.27' }], ...options.podSpec?.(i) },
         },
       });
     }
-    await eventually(async () => {
-      const pods = await this.pods();
-      return pods.every((p) => sidecar(p).running === 'agent:1' && sidecar(p).ready);
-    }, 'pods injected and ready');
-    await this.watchAvailability();
+    await eventually(
+      async () => (await this.pods()).every((p) => podReady(p) && p.spec.containers.length > 1),
+      'pods injected and ready',
+    );
+    await this.watchPods();
   }
 
   async createSidecarSet(spec: Record<string, unknown>): Promise<void> {
@@ -241,12 +265,14 @@ class Scenario {
     );
   }
 
-  private async watchAvailability(): Promise<void> {
+  /** Watches the pods: every version seen goes to `history`, and the worst unavailability. */
+  private async watchPods(): Promise<void> {
     const state = new Map<string, PodJson>();
     const request = await new Watch(this.kubeConfig).watch(
       `/api/v1/namespaces/${this.namespace}/pods`,
       {},
       (type: string, pod: PodJson) => {
+        this.history.push(pod);
         if (type === 'DELETED') state.delete(pod.metadata.name);
         else state.set(pod.metadata.name, pod);
         const unavailable = [...state.values()].filter((p) => {
@@ -287,7 +313,7 @@ const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve,
 export function rolloutScenarios(backend: () => ScenarioBackend): void {
   it('upgrades every matched pod in place, one at a time by default; the status follows', async () => {
     await withScenario(backend(), 'agent:2', async (s) => {
-      await s.setUp(4, {});
+      await s.setUp({ pods: 4 });
       await s.waitStatus({ matchedPods: 4, updatedPods: 4, readyPods: 4 });
       await s.setImage('agent:2');
       await s.waitUpgraded(4);
@@ -302,7 +328,7 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
 
   it('maxUnavailable: never more pods unavailable than it allows', async () => {
     await withScenario(backend(), 'agent:2', async (s) => {
-      await s.setUp(6, { maxUnavailable: 2 });
+      await s.setUp({ pods: 6, strategy: { maxUnavailable: 2 } });
       await s.setImage('agent:2');
       await s.waitUpgraded(6);
       assert.ok(s.worstUnavailable <= 2, `at most 2 unavailable; saw ${s.worstUnavailable}`);
@@ -312,7 +338,7 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
   it('a failing image stops the rollout at maxUnavailable; healed, it finishes', async () => {
     const cluster = backend();
     await withScenario(cluster, 'agent:broken', async (s) => {
-      await s.setUp(5, { maxUnavailable: 2 });
+      await s.setUp({ pods: 5, strategy: { maxUnavailable: 2 } });
       cluster.kubelet.failImage('agent:broken');
       try {
         await s.setImage('agent:broken');
@@ -334,7 +360,7 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
 
   it('partition keeps that many pods on the old sidecar until it is lowered', async () => {
     await withScenario(backend(), 'agent:2', async (s) => {
-      await s.setUp(5, { maxUnavailable: 5, partition: 3 });
+      await s.setUp({ pods: 5, strategy: { maxUnavailable: 5, partition: 3 } });
       await s.setImage('agent:2');
       await s.waitUpgraded(2);
       await s.waitStatus({ matchedPods: 5, updatedPods: 2 });
@@ -350,7 +376,7 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
 
   it('paused: nothing is upgraded until the rollout is resumed', async () => {
     await withScenario(backend(), 'agent:2', async (s) => {
-      await s.setUp(3, { maxUnavailable: 3, paused: true });
+      await s.setUp({ pods: 3, strategy: { maxUnavailable: 3, paused: true } });
       await s.setImage('agent:2');
       await s.waitStatus({ matchedPods: 3, updatedPods: 0 });
       await settle();
@@ -372,7 +398,11 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
       { annotations: { [key]: value }, patchPolicy: 'Overwrite' },
     ];
     await withScenario(backend(), 'agent:2', async (s) => {
-      await s.setUp(2, { maxUnavailable: 2 }, () => ({}), { patchPodMetadata: patch('v1') });
+      await s.setUp({
+        pods: 2,
+        strategy: { maxUnavailable: 2 },
+        spec: { patchPodMetadata: patch('v1') },
+      });
       for (const pod of await s.pods()) assert.equal(pod.metadata.annotations?.[key], 'v1');
       await s.update((spec) => {
         (spec.containers[0] as { image: string }).image = 'agent:2';
@@ -385,7 +415,7 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
 
   it('revisions: a rollback renumbers the old revision, unused ones beyond the limit go', async () => {
     await withScenario(backend(), 'agent:2', async (s) => {
-      await s.setUp(0, {}, () => ({}), { revisionHistoryLimit: 2 });
+      await s.setUp({ pods: 0, spec: { revisionHistoryLimit: 2 } });
       const revisions = async (): Promise<{ image: string; revision: number }[]> =>
         (await s.revisions())
           .map((r) => ({
@@ -416,7 +446,7 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
 
   it('a revision name taken by another object: a collision is counted and another name used', async () => {
     await withScenario(backend(), 'agent:2', async (s) => {
-      await s.setUp(0, {});
+      await s.setUp({ pods: 0 });
       let first = '';
       await eventually(async () => {
         first = (await s.revisions())[0]?.name ?? '';
@@ -438,11 +468,109 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
     });
   });
 
+  it('NotUpdate: the new image is recorded, running pods are never touched', async () => {
+    await withScenario(backend(), 'agent:2', async (s) => {
+      await s.setUp({ pods: 2, strategy: { type: 'NotUpdate' } });
+      await s.setImage('agent:2');
+      await s.waitStatus({ matchedPods: 2, updatedPods: 0 });
+      await settle();
+      assert.equal((await s.pods()).filter((p) => sidecar(p).spec === 'agent:2').length, 0);
+    });
+  });
+
+  it('a change beyond the image is reported on the pods (SidecarSetUpgradable) and not applied', async () => {
+    await withScenario(backend(), 'agent:2', async (s) => {
+      await s.setUp({ pods: 2 });
+      await s.update((spec) => {
+        const agent = spec.containers[0] as Record<string, unknown>;
+        agent['image'] = 'agent:2';
+        agent['args'] = ['--verbose'];
+      });
+      await eventually(
+        async () =>
+          (await s.pods()).every((p) => {
+            const condition = conditionOf(p, 'SidecarSetUpgradable');
+            // The message maps each SidecarSet's name to whether the pod can be upgraded.
+            return (
+              condition?.status === 'False' &&
+              condition.message === JSON.stringify({ [s.name]: false })
+            );
+          }),
+        'SidecarSetUpgradable=False on both pods',
+      );
+      assert.equal((await s.pods()).filter((p) => sidecar(p).spec === 'agent:2').length, 0);
+      await s.waitStatus({ matchedPods: 2, updatedPods: 0 });
+    });
+  });
+
+  it('InPlaceUpdateReady readiness gate: closed before the image changes, open again after', async () => {
+    await withScenario(backend(), 'agent:2', async (s) => {
+      await s.setUp({
+        pods: 1,
+        podSpec: () => ({ readinessGates: [{ conditionType: 'InPlaceUpdateReady' }] }),
+      });
+      await s.setImage('agent:2');
+      await s.waitUpgraded(1);
+      await eventually(
+        async () => (await s.pods()).every((p) => podReady(p)),
+        'the pod Ready again',
+      );
+      // Each change of the gate, with the sidecar image the pod had at that moment.
+      const changes: string[] = [];
+      for (const pod of s.history) {
+        const change = `${conditionOf(pod, 'InPlaceUpdateReady')?.status ?? ''} ${sidecar(pod).spec ?? ''}`;
+        if (changes.at(-1)?.split(' ')[0] !== change.split(' ')[0]) changes.push(change);
+      }
+      assert.deepEqual(changes.slice(-3), ['True agent:1', 'False agent:1', 'True agent:2']);
+    });
+  });
+
+  it('hot upgrade: the new image in the empty slot, then the old slot back on the empty image', async () => {
+    await withScenario(backend(), 'agent:2', async (s) => {
+      const slots = (pod: PodJson): string =>
+        ['agent-1', 'agent-2'].map((name) => sidecar(pod, name).spec ?? '').join();
+      await s.setUp({
+        pods: 2,
+        strategy: { maxUnavailable: 2 },
+        spec: {
+          containers: [
+            {
+              name: 'agent',
+              image: 'agent:1',
+              upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' },
+            },
+          ],
+        },
+      });
+      assert.deepEqual((await s.pods()).map(slots), ['agent:1,empty:1', 'agent:1,empty:1']);
+      await s.setImage('agent:2');
+      await eventually(
+        async () =>
+          (await s.pods()).every(
+            (p) =>
+              slots(p) === 'empty:1,agent:2' &&
+              sidecar(p, 'agent-2').running === 'agent:2' &&
+              podReady(p),
+          ),
+        'agent:2 in the second slot, the first back on the empty image',
+      );
+      for (const pod of await s.pods()) {
+        assert.equal(
+          pod.metadata.annotations?.['kruise.io/sidecarset-working-hotupgrade-container'],
+          '{"agent":"agent-2"}',
+        );
+      }
+      await s.waitStatus({ matchedPods: 2, updatedPods: 2, readyPods: 2 });
+    });
+  });
+
   it('a canary selector upgrades only the pods it selects', async () => {
     await withScenario(backend(), 'agent:2', async (s) => {
-      await s.setUp(4, { maxUnavailable: 4, selector: { matchLabels: { canary: 'true' } } }, (i) =>
-        i < 2 ? { canary: 'true' } : {},
-      );
+      await s.setUp({
+        pods: 4,
+        strategy: { maxUnavailable: 4, selector: { matchLabels: { canary: 'true' } } },
+        labels: (i) => (i < 2 ? { canary: 'true' } : {}),
+      });
       await s.setImage('agent:2');
       await s.waitUpgraded(2);
       await s.waitStatus({ matchedPods: 4, updatedPods: 2 });
