@@ -13,6 +13,11 @@ root="${KUBE_FIXTURE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sidecarset/kube-fixt
 out="$root/$key"
 tools=(kube-apiserver etcd kubectl)
 
+# One build at a time per cache folder: another run may be building, or pruning, right now.
+mkdir -p "$root"
+exec 9>"$root/.lock"
+flock 9
+
 complete=true
 for tool in "${tools[@]}"; do [ -x "$out/$tool" ] || complete=false; done
 if [ "$complete" = true ]; then
@@ -29,7 +34,6 @@ minor="$(echo "$k8s" | cut -d. -f2)"
 v=k8s.io/component-base/version
 ldflags="-s -w -X $v.gitVersion=$k8s -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
 
-mkdir -p "$root"
 staging="$(mktemp -d "$root/.build-XXXXXX")"
 trap 'rm -rf "$staging"' EXIT
 for tool in "${tools[@]}"; do
