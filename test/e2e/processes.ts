@@ -6,6 +6,8 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
+import { diesWithParent } from '../kube-fixture/control-plane.js';
+
 const root = new URL('../../', import.meta.url).pathname;
 
 export interface LogEntry {
@@ -45,11 +47,12 @@ export async function startSidecarset(
   args: readonly string[],
   env: Record<string, string> = {},
 ): Promise<SidecarsetProcess> {
-  const child: ChildProcess = spawn(
-    'setpriv',
-    ['--pdeathsig', 'SIGKILL', '--', process.execPath, 'bin/sidecarset.js', ...args],
-    { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const [command, argv] = diesWithParent(process.execPath, ['bin/sidecarset.js', ...args]);
+  const child: ChildProcess = spawn(command, argv, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const logs: LogEntry[] = [];
   const waiters = new Set<() => void>();
   let stderr = '';

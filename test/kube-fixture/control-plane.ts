@@ -104,6 +104,16 @@ function setprivAvailable(): boolean {
 
 const useSetpriv = setprivAvailable();
 
+/**
+ * The command and arguments that run `binary` so that it dies with this process: util-linux
+ * `setpriv --pdeathsig SIGKILL` where it exists (every Debian), else the binary as it is.
+ */
+export function diesWithParent(binary: string, args: readonly string[]): [string, string[]] {
+  return useSetpriv
+    ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', binary, ...args]]
+    : [binary, [...args]];
+}
+
 /** Free TCP ports on 127.0.0.1, all held open until every one is chosen so none repeats. */
 export async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
@@ -138,9 +148,7 @@ interface Child {
 function startChild(name: string, binary: string, args: readonly string[], dir: string): Child {
   const logFile = join(dir, `${name}.log`);
   const log = createWriteStream(logFile);
-  const [command, argv] = useSetpriv
-    ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', binary, ...args]]
-    : [binary, [...args]];
+  const [command, argv] = diesWithParent(binary, args);
   const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.pipe(log, { end: false });
   child.stderr.pipe(log, { end: false });
