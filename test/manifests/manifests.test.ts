@@ -550,10 +550,7 @@ describe('the SidecarSet CRD', () => {
   });
 
   const validate = compileCrdSchema(schema);
-  const exampleDirs = [join(ROOT, 'examples'), resolve(ROOT, '../shared/examples')];
-  const examples = exampleDirs
-    .filter((d) => existsSync(d))
-    .flatMap(walk)
+  const examples = walk(join(ROOT, 'examples'))
     .filter((f) => /\.ya?ml$/.test(f))
     .flatMap((file) => parseFile(file).map((doc) => ({ file, doc })))
     .filter((m) => m.doc['kind'] === 'SidecarSet');

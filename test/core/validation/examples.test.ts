@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { SidecarSet } from '../../../src/core/sidecarset-types.js';
 import { formatFieldErrors } from '../../../src/core/validation/field-error.js';
@@ -10,8 +11,11 @@ import {
 } from '../../../src/core/validation/sidecarset.js';
 import { defaultForTest } from './fixtures.js';
 
-const dir = '/work/shared/examples';
-const files = readdirSync(dir).filter((f) => f.includes('sidecarset') && f.endsWith('.yaml'));
+// The repository's own examples: the article's SidecarSet and its gray-release variants.
+const dir = new URL('../../../examples/', import.meta.url).pathname;
+const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter(
+  (f) => f.includes('sidecarset') && f.endsWith('.yaml'),
+);
 
 test('there are example SidecarSets', () => {
   assert.ok(files.length >= 4);
@@ -19,7 +23,7 @@ test('there are example SidecarSets', () => {
 
 for (const file of files) {
   test(`example ${file} passes the schema and the webhook rules`, () => {
-    const raw = parse(readFileSync(`${dir}/${file}`, 'utf8')) as SidecarSet;
+    const raw = parse(readFileSync(join(dir, file), 'utf8')) as SidecarSet;
     assert.deepEqual(validateSidecarSetSchema(raw), []);
     const errs = validateSidecarSet(defaultForTest(raw), { others: [] });
     assert.equal(formatFieldErrors(errs), '');
