@@ -432,7 +432,7 @@ describe('webhook configurations', () => {
     assert.deepEqual(byName, {
       key: 'kubernetes.io/metadata.name',
       operator: 'NotIn',
-      values: ['kube-system', 'kube-node-lease', NAMESPACE],
+      values: ['kube-system', 'kube-public', 'kube-node-lease', NAMESPACE],
     });
     // The webhook's own namespace carries the opt-out label too.
     const labels = obj(one('v1/Namespace'), 'metadata', 'labels');
