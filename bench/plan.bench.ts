@@ -1,16 +1,22 @@
 /**
  * planUpgrade time for 1,000 / 10,000 / 100,000 matched pods with priority and scatter on
- * (target: 100,000 in under 250 ms, growth no worse than n log n). Not a test: it only prints.
+ * (target: 100,000 in under 250 ms, growth no worse than n log n), side by side with the planner
+ * as it was before the restructuring of issue 13 (bench/baseline-planner/, which must stay within
+ * 1.5× of it). Not a test: it only prints.
  */
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
 import type { Pod } from '../src/core/k8s-types.js';
+import type { UpgradePlan } from '../src/core/upgrade/types.js';
 import { planUpgrade } from '../src/core/upgrade/plan.js';
+import { planUpgrade as baselinePlanUpgrade } from './baseline-planner/plan.js';
 import { upgradePod, upgradeSidecarSet } from '../test/support/upgrade-pods.js';
 
 const SIZES = [1_000, 10_000, 100_000];
 const TARGET_MS = 250;
+/** How much slower than the baseline planner the planner may be. */
+const BASELINE_ALLOWS = 1.5;
 const APPS = ['nginx', 'web-server', 'api-gateway', 'cache', 'queue', 'search', 'auth', 'billing'];
 
 /**
@@ -88,16 +94,22 @@ function median(values: number[]): number {
  * Wall time and process CPU time (the latter is steadier on a busy machine, but counts the
  * garbage collector's and compiler's helper threads too).
  */
-function time(pods: Pod[], runs: number): { ms: number; cpu: number; upgrade: number } {
+type Planner = (ss: typeof sidecarSet, pods: Pod[], options: { now: Date }) => UpgradePlan;
+
+function time(
+  pods: Pod[],
+  runs: number,
+  plan: Planner = planUpgrade,
+): { ms: number; cpu: number; upgrade: number } {
   let upgrade = 0;
   const wall: number[] = [];
   const cpu: number[] = [];
   // One untimed run first: a fleet's first plan also pays for compiling its code paths.
-  planUpgrade(sidecarSet, pods, { now });
+  plan(sidecarSet, pods, { now });
   for (let r = 0; r < runs; r++) {
     const startCpu = process.cpuUsage();
     const start = performance.now();
-    upgrade = planUpgrade(sidecarSet, pods, { now }).upgrade.length;
+    upgrade = plan(sidecarSet, pods, { now }).upgrade.length;
     wall.push(performance.now() - start);
     const used = process.cpuUsage(startCpu);
     cpu.push((used.user + used.system) / 1000);
@@ -186,10 +198,15 @@ for (const [i, r] of rows.entries()) {
   }
   console.log(cells.join(' '));
 }
-const cluster = time(fleet(100_000, true), 9);
+const clusterPods = fleet(100_000, true);
+const cluster = time(clusterPods, 9);
 console.log(
   `100000 pods as a cluster holds them (ReplicaSet names, created over 30 days, no two hash annotations alike): wall ${cluster.ms.toFixed(1)} ms, cpu ${cluster.cpu.toFixed(1)} ms`,
 );
+compareWithBaseline([
+  ['100000 pods', fleet(100_000)],
+  ['100000 pods as a cluster holds them', clusterPods],
+]);
 const verdict = (ms: number): string => (ms < TARGET_MS ? 'OK' : 'SLOWER THAN TARGET');
 const last = rows.at(-1);
 if (last !== undefined) {
@@ -200,6 +217,29 @@ if (last !== undefined) {
 console.log(
   `growth beyond the baseline's: ${growthOk ? 'within n log n' : 'MORE THAN n log n'} at every step`,
 );
+/**
+ * The planner against the baseline planner on the same fleets, timed in alternating rounds so that
+ * both see the same machine; both must give the same plan.
+ */
+function compareWithBaseline(fleets: readonly [string, Pod[]][]): void {
+  console.log(`against the baseline planner (bench/baseline-planner/), median of runs:`);
+  for (const [label, pods] of fleets) {
+    const same =
+      JSON.stringify(planUpgrade(sidecarSet, pods, { now })) ===
+      JSON.stringify(baselinePlanUpgrade(sidecarSet, pods, { now }));
+    const current: number[] = [];
+    const before: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      current.push(time(pods, 3).ms);
+      before.push(time(pods, 3, baselinePlanUpgrade).ms);
+    }
+    const ratio = median(current) / median(before);
+    console.log(
+      `${label}: planner ${median(current).toFixed(1)} ms, baseline ${median(before).toFixed(1)} ms, ratio ${ratio.toFixed(2)} ${ratio <= BASELINE_ALLOWS ? 'OK' : `MORE THAN ${BASELINE_ALLOWS}x`}${same ? '' : ', PLANS DIFFER'}`,
+    );
+  }
+}
+
 console.log(
   `load average after: ${loadavg()
     .map((l) => l.toFixed(2))

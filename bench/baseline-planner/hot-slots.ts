@@ -1,0 +1,133 @@
+/**
+ * Hot upgrade (reference upgrade §8; OpenKruise's util_hotupgrade.go and sidecarset_hotupgrade.go).
+ * A HotUpgrade sidecar runs in two slot containers, `<name>-1` and `<name>-2`: one works, the other
+ * idles on the empty image. An upgrade writes the new image into a slot, which becomes the working
+ * one; once it runs and the pod is ready, a flip puts the old slot back on the empty image.
+ */
+import { SIDECARSET_WORKING_HOTUPGRADE_CONTAINER } from '../../src/core/annotations.js';
+import { sortedJson } from '../../src/core/json.js';
+import type { Pod } from '../../src/core/k8s-types.js';
+import type { HotSlot, SidecarSetContext } from './context.js';
+import {
+  hotSlots,
+  isRunningAndReady,
+  isStateConsistent,
+  statusOf,
+  workingHotContainers,
+} from './pod-state.js';
+import type { ImageChange } from './types.js';
+
+/** The SidecarSet version a slot runs ("0" when empty), exposed to it as SIDECARSET_VERSION. */
+export function versionAnnotation(slot: string): string {
+  return `version.sidecarset.kruise.io/${slot}`;
+}
+
+/** The version the other slot runs, exposed as SIDECARSET_VERSION_ALT. */
+export function versionAltAnnotation(slot: string): string {
+  return `versionalt.sidecarset.kruise.io/${slot}`;
+}
+
+/** Image changes on slot containers, and the annotations that go with them. */
+export interface SlotChanges {
+  images: ImageChange[];
+  annotations: Record<string, string>;
+}
+
+function imageOf(pod: Readonly<Pod>, name: string): string {
+  return pod.spec.containers.find((c) => c.name === name)?.image ?? '';
+}
+
+function change(pod: Readonly<Pod>, slot: string, to: string): ImageChange {
+  const index = pod.spec.containers.findIndex((c) => c.name === slot);
+  return { container: slot, index, from: imageOf(pod, slot), to };
+}
+
+/** A slot is ready when its status says so and the kubelet runs what its spec says. */
+function slotReady(ctx: SidecarSetContext, pod: Readonly<Pod>, slot: string): boolean {
+  const ready = statusOf(pod.status?.containerStatuses ?? [], slot)?.ready === true;
+  return ready && isStateConsistent(ctx, pod, slot);
+}
+
+/**
+ * findContainerToHotUpgrade: the slot on the empty image; else the one not ready; else the idle
+ * (older) one. `other` is the slot left as it is.
+ */
+export function slotToUpgrade(
+  ctx: SidecarSetContext,
+  hot: HotSlot,
+  pod: Readonly<Pod>,
+): { slot: string; other: string } {
+  const [first, second] = hot.slots;
+  if (imageOf(pod, first) === hot.emptyImage) return { slot: first, other: second };
+  if (imageOf(pod, second) === hot.emptyImage) return { slot: second, other: first };
+  const firstReady = slotReady(ctx, pod, first);
+  const secondReady = slotReady(ctx, pod, second);
+  if (firstReady && !secondReady) return { slot: second, other: first };
+  if (!firstReady && secondReady) return { slot: first, other: second };
+  const { working, idle } = hotSlots(hot, workingHotContainers(pod));
+  return { slot: idle, other: working };
+}
+
+/**
+ * The hot sidecars' part of an upgrade (updatePodSidecarContainer): each whose other slot does not
+ * already run the SidecarSet's image gets it in the chosen slot, which becomes the working one;
+ * the slots' versions move with it.
+ */
+export function hotUpgradeChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): SlotChanges {
+  const before = pod.metadata.annotations ?? {};
+  const working = workingHotContainers(pod);
+  const images: ImageChange[] = [];
+  const annotations: Record<string, string> = {};
+  for (const hot of ctx.hot) {
+    const { slot, other } = slotToUpgrade(ctx, hot, pod);
+    if (imageOf(pod, other) === hot.image) continue;
+    images.push(change(pod, slot, hot.image));
+    working[hot.name] = slot;
+    annotations[versionAnnotation(slot)] = ctx.resourceVersion;
+    annotations[versionAltAnnotation(slot)] = before[versionAnnotation(other)] ?? '';
+    annotations[versionAltAnnotation(other)] = ctx.resourceVersion;
+  }
+  // As the injector writes it: Go's encoding of map[string]string.
+  if (images.length > 0) annotations[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER] = sortedJson(working);
+  return { images, annotations };
+}
+
+/** Each hot sidecar's idle slot. */
+function idleSlots(ctx: SidecarSetContext, pod: Readonly<Pod>): string[] {
+  const working = workingHotContainers(pod);
+  return ctx.hot.map((hot) => hotSlots(hot, working).idle);
+}
+
+/**
+ * Whether a finished hot upgrade waits for its flip (step 5 of OpenKruise's reconcile): an idle
+ * slot is not on the empty image, every other sidecar container runs what its spec says, and the
+ * pod is running and ready, or every container but the idle slots is.
+ */
+export function needsFlip(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
+  if (ctx.hot.length === 0) return false;
+  const idle = idleSlots(ctx, pod);
+  if (ctx.hot.every((hot, k) => imageOf(pod, idle[k] as string) === hot.emptyImage)) return false;
+  const others = new Set(ctx.containerNames);
+  for (const slot of idle) others.delete(slot);
+  return isStateConsistent(ctx, pod, others) && hotUpgradingReady(pod, new Set(idle));
+}
+
+function hotUpgradingReady(pod: Readonly<Pod>, idle: ReadonlySet<string>): boolean {
+  if (isRunningAndReady(pod)) return true;
+  return (pod.status?.containerStatuses ?? []).every((s) => idle.has(s.name) || s.ready === true);
+}
+
+/** flipPodSidecarContainerDo: each idle slot not on the empty image goes back to it. */
+export function flipChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): SlotChanges {
+  const working = workingHotContainers(pod);
+  const images: ImageChange[] = [];
+  const annotations: Record<string, string> = {};
+  for (const hot of ctx.hot) {
+    const slots = hotSlots(hot, working);
+    if (imageOf(pod, slots.idle) === hot.emptyImage) continue;
+    images.push(change(pod, slots.idle, hot.emptyImage));
+    annotations[versionAnnotation(slots.idle)] = '0';
+    annotations[versionAltAnnotation(slots.working)] = '0';
+  }
+  return { images, annotations };
+}

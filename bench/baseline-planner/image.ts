@@ -1,0 +1,47 @@
+/**
+ * The image comparisons of the state-consistency check (reference upgrade §3.5): distribution's
+ * reference.Parse, without normalisation (so "busybox" and "docker.io/library/busybox" differ, as
+ * they do in OpenKruise).
+ */
+
+const COMPONENT = '[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*';
+const DOMAIN =
+  '(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?';
+const REFERENCE = new RegExp(
+  `^((?:${DOMAIN}/)?${COMPONENT}(?:/${COMPONENT})*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?$`,
+);
+
+export interface ParsedImage {
+  repository: string;
+  tag: string;
+  digest: string;
+}
+
+export function parseImage(image: string): ParsedImage | undefined {
+  const match = REFERENCE.exec(image);
+  if (match === null) return undefined;
+  return { repository: match[1] ?? '', tag: match[2] ?? '', digest: match[3] ?? '' };
+}
+
+export function isDigestImage(image: string): boolean {
+  // Most images are tags: skip the regular expression for them.
+  if (!image.includes('@')) return false;
+  return (parseImage(image)?.digest ?? '') !== '';
+}
+
+/** Digest with digest compares repository and digest; anything else repository and tag. */
+export function imagesEqual(a: string, b: string): boolean {
+  const pa = parseImage(a);
+  const pb = parseImage(b);
+  if (pa === undefined || pb === undefined) return false;
+  if (pa.digest !== '' && pb.digest !== '') {
+    return pa.repository === pb.repository && pa.digest === pb.digest;
+  }
+  return pa.repository === pb.repository && pa.tag === pb.tag;
+}
+
+/** A status imageID with its transport prefix (docker-pullable://, ...) removed. */
+export function stripImageIdScheme(imageID: string): string {
+  const parts = imageID.split('://');
+  return parts.length > 1 ? (parts[1] ?? '') : imageID;
+}

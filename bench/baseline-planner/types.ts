@@ -1,0 +1,127 @@
+/** The planner's result: what the controller patches this round, and why the rest waits. */
+import type { JsonPatchOperation } from '../../src/core/patch.js';
+import type { SidecarSetUpgradeSpec } from '../../src/core/pod-hash-annotation.js';
+
+export interface PodRef {
+  namespace: string;
+  name: string;
+  uid?: string;
+}
+
+export const HOLD_REASONS = [
+  /** Kept on the old version by updateStrategy.partition. */
+  'Partition',
+  /** Eligible, but the maxUnavailable budget is spent this round. */
+  'MaxUnavailable',
+  /** updateStrategy.selector (canary) does not select the pod. */
+  'NotSelected',
+  'Paused',
+  'NotUpdate',
+  /** A sidecar's earlier in-place update is not applied by the kubelet yet (reference §3.4). */
+  'UpgradeInFlight',
+  /** This round puts finished hot upgrades' old slots back on the empty image first (§8). */
+  'HotUpgradeFlip',
+  /** spec.patchPodMetadata cannot be applied to the pod (MergePatchJson on a non-JSON value). */
+  'PatchPodMetadataError',
+] as const;
+export type HoldReason = (typeof HOLD_REASONS)[number];
+
+export interface HeldPod {
+  pod: PodRef;
+  reason: HoldReason;
+  message: string;
+}
+
+export interface NotUpgradablePod {
+  pod: PodRef;
+  /** Always this: the without-image hash differs, so a field other than image changed. */
+  reason: 'UpdateImmutableField';
+  message: string;
+}
+
+export const EXCLUDE_REASONS = ['Inactive', 'NotInjected', 'MissingSidecar'] as const;
+export type ExcludeReason = (typeof EXCLUDE_REASONS)[number];
+
+/** A pod given to the planner that is not one of the SidecarSet's matched pods (§2.3). */
+export interface ExcludedPod {
+  pod: PodRef;
+  reason: ExcludeReason;
+  message: string;
+}
+
+export interface ImageChange {
+  container: string;
+  /** Index in pod.spec.containers at planning time; the patch tests the name there. */
+  index: number;
+  from: string;
+  to: string;
+}
+
+/** The exact in-place change for one pod (reference §5.1). */
+export interface PodUpgrade {
+  pod: PodRef;
+  images: ImageChange[];
+  /** This SidecarSet's new entry of kruise.io/sidecarset-hash. */
+  hashEntry: SidecarSetUpgradeSpec;
+  /** Every annotation whose value changes, with its complete new value. */
+  annotations: Record<string, string>;
+  /**
+   * RFC 6902 patch for the pod: tests uid and each container's name at its index, replaces the
+   * images and sets the annotations. A failed test means the pod changed: plan again.
+   */
+  patch: JsonPatchOperation[];
+}
+
+/**
+ * The flip after a hot upgrade (§8): the old slot back on the empty image. The hash annotation
+ * does not change; the in-place-update state records the flipped slot.
+ */
+export type PodFlip = Omit<PodUpgrade, 'hashEntry'>;
+
+export interface UpgradeStatus {
+  matchedPods: number;
+  updatedPods: number;
+  readyPods: number;
+  updatedReadyPods: number;
+  observedGeneration?: number;
+  latestRevision?: string;
+  collisionCount?: number;
+}
+
+export interface BudgetSummary {
+  /** Pods the partition keeps back (scaled). */
+  partition: number;
+  /** maxUnavailable, scaled against matched pods. */
+  maxUnavailable: number;
+  /** Updated pods that are not consistent or not ready, before this round. */
+  unavailable: number;
+  /** The same after this round's upgrades start (not-ready pods taken add nothing). */
+  unavailableAfter: number;
+  /** Pods that could be upgraded in place now, before partition and budget. */
+  candidates: number;
+  /** Candidates left once the partition is applied. */
+  eligible: number;
+}
+
+/** Why the planner did nothing at all (reference §2.2 steps 7, 8 and 10). */
+export type StopReason = 'NotUpdate' | 'Paused' | 'Complete';
+
+export interface UpgradePlan {
+  sidecarSet: string;
+  /** The SidecarSet's kruise.io/sidecarset-hash, the version pods are moved to. */
+  hash: string;
+  /** This round's pods, in upgrade order. */
+  upgrade: PodUpgrade[];
+  /** Hot upgrades finished and flipped this round, in namespace/name order (nothing else then). */
+  flip: PodFlip[];
+  notUpgradable: NotUpgradablePod[];
+  held: HeldPod[];
+  excluded: ExcludedPod[];
+  status: UpgradeStatus;
+  budget: BudgetSummary;
+  stopped?: StopReason;
+}
+
+export interface PlanOptions {
+  now: Date;
+}

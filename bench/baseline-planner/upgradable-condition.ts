@@ -1,0 +1,48 @@
+/**
+ * The pod condition SidecarSetUpgradable (reference upgrade §1.4, §5.2): its message is a JSON map
+ * from SidecarSet name to whether that SidecarSet can upgrade the pod in place.
+ */
+import { compareStrings, isPlainObject } from '../../src/core/json.js';
+import type { PodCondition } from '../../src/core/k8s-types.js';
+import { formatTimestamp } from '../../src/core/pod-hash-annotation.js';
+
+export const SIDECARSET_UPGRADABLE = 'SidecarSetUpgradable';
+
+/** The condition with this SidecarSet's entry set, or undefined when nothing would change. */
+export function nextUpgradableCondition(
+  conditions: readonly PodCondition[] | undefined,
+  sidecarSet: string,
+  upgradable: boolean,
+  now: Date,
+): PodCondition | undefined {
+  const existing = conditions?.find((c) => c.type === SIDECARSET_UPGRADABLE);
+  const entries = readEntries(existing?.message);
+  if (existing !== undefined && entries[sidecarSet] === upgradable) return undefined;
+  entries[sidecarSet] = upgradable;
+  const all = Object.values(entries).every(Boolean);
+  const status = all ? 'True' : 'False';
+  const sorted = Object.fromEntries(
+    Object.entries(entries).sort(([a], [b]) => compareStrings(a, b)),
+  );
+  return {
+    type: SIDECARSET_UPGRADABLE,
+    status,
+    reason: all ? 'AllSidecarsetUpgradable' : 'UpdateImmutableField',
+    message: JSON.stringify(sorted),
+    lastTransitionTime:
+      existing?.status === status ? (existing.lastTransitionTime ?? null) : formatTimestamp(now),
+  };
+}
+
+function readEntries(message: string | undefined): Record<string, boolean> {
+  if (message === undefined || message === '') return {};
+  try {
+    const parsed: unknown = JSON.parse(message);
+    if (!isPlainObject(parsed)) return {};
+    const out: Record<string, boolean> = {};
+    for (const [k, v] of Object.entries(parsed)) if (typeof v === 'boolean') out[k] = v;
+    return out;
+  } catch {
+    return {};
+  }
+}
