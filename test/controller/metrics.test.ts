@@ -31,14 +31,15 @@ describe('controller metrics', () => {
           () => status(cluster, 'agent')?.['updatedReadyPods'] === 3,
           'the rollout done',
         );
-        await eventually(
-          async () =>
-            sample(
-              await metrics(cluster),
-              'sidecarset_pods{sidecarset="agent",state="updated_ready"}',
-            ) === 3,
-          'the status in the metrics',
-        );
+        // The gauge and the write counter are updated at different points of the rounds (the
+        // counter after every write of a round has settled): wait for both, not one then the other.
+        await eventually(async () => {
+          const text = await metrics(cluster);
+          return (
+            sample(text, 'sidecarset_pods{sidecarset="agent",state="updated_ready"}') === 3 &&
+            sample(text, 'sidecarset_controller_pod_writes_total{kind="upgrade"}') === 3
+          );
+        }, 'the status and the pod writes in the metrics');
         const text = await metrics(cluster);
         assert.equal(sample(text, 'sidecarset_pods{sidecarset="agent",state="matched"}'), 3);
         assert.equal(sample(text, 'sidecarset_controller_pod_writes_total{kind="upgrade"}'), 3);
