@@ -4,19 +4,22 @@
  * readable (`replace /spec/containers` rather than a dozen index-wise edits after a sidecar is
  * put in front), and it never depends on the order in which ops are applied.
  */
-import type { Operation } from 'fast-json-patch';
-
 import { cloneJson, deepEqual, isPlainObject } from './json.js';
 
-export type { Operation as JsonPatchOperation } from 'fast-json-patch';
+/** The RFC 6902 operations this project writes. */
+export type JsonPatchOperation =
+  | { op: 'add'; path: string; value: unknown }
+  | { op: 'replace'; path: string; value: unknown }
+  | { op: 'remove'; path: string }
+  | { op: 'test'; path: string; value: unknown };
 
-export function diffAsJsonPatch(original: unknown, mutated: unknown): Operation[] {
-  const ops: Operation[] = [];
+export function diffAsJsonPatch(original: unknown, mutated: unknown): JsonPatchOperation[] {
+  const ops: JsonPatchOperation[] = [];
   diff(original, mutated, '', ops);
   return ops;
 }
 
-function diff(before: unknown, after: unknown, path: string, ops: Operation[]): void {
+function diff(before: unknown, after: unknown, path: string, ops: JsonPatchOperation[]): void {
   if (isPlainObject(before) && isPlainObject(after)) {
     for (const key of Object.keys(before)) {
       if (before[key] !== undefined && after[key] === undefined) {
