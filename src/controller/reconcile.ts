@@ -46,7 +46,7 @@ export interface ReconcileDeps {
   expectations: UpgradeExpectations;
   /** Pods upgraded by this process and not yet seen finished, per SidecarSet. */
   inFlight: Map<string, Map<string, string>>;
-  /** Waits for a write token (API writes are rate limited). */
+  /** Waits for a token before each pod upgrade or flip (--qps/--burst); other writes are not limited. */
   takeToken: (signal: AbortSignal) => Promise<void>;
   now: () => Date;
   logger: Logger;
