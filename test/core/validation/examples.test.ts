@@ -29,3 +29,14 @@ for (const file of files) {
     assert.equal(formatFieldErrors(errs), '');
   });
 }
+
+test('the examples validate together: distinct names, no conflicts between them', () => {
+  const all = files.map((file) =>
+    defaultForTest(parse(readFileSync(join(dir, file), 'utf8')) as SidecarSet),
+  );
+  assert.equal(new Set(all.map((ss) => ss.metadata.name)).size, all.length, 'distinct names');
+  for (const ss of all) {
+    const others = all.filter((o) => o !== ss);
+    assert.equal(formatFieldErrors(validateSidecarSet(ss, { others })), '', ss.metadata.name);
+  }
+});
