@@ -1,5 +1,5 @@
 /**
- * "Our writes not yet seen in the cache" (reference upgrade §2.4). After upgrading a pod to hash H
+ * "Our writes not yet seen in the cache" (OpenKruise's ResourceVersionExpectations, pkg/controller/sidecarset/sidecarset_processor.go). After upgrading a pod to hash H
  * the controller must not plan again until its pod cache shows H on that pod; otherwise a stale
  * cache would show the pod as old and available, and the budget would be spent twice.
  */

@@ -1,5 +1,5 @@
 /**
- * One reconcile of one SidecarSet (reference upgrade §2.2): cache snapshot → planUpgrade → writes.
+ * One reconcile of one SidecarSet (OpenKruise Processor.UpdateSidecarSet, pkg/controller/sidecarset/sidecarset_processor.go): cache snapshot → planUpgrade → writes.
  * Glue only: every decision is made by the pure planner; this decides nothing but the order and
  * safety of the writes.
  */
@@ -56,7 +56,7 @@ export interface ReconcileDeps {
   observer?: RoundObserver;
   /** Whether upgraded pods get their own events (the SidecarSet always does). */
   podEvents: boolean;
-  /** Registers the latest ControllerRevision (§7.1); without it the status keeps what it has. */
+  /** Registers the latest ControllerRevision (sidecarset_processor.go registerLatestRevision); without it the status keeps what it has. */
   registerRevision?: (ss: SidecarSet, pods: readonly Pod[]) => Promise<RegisteredRevision>;
 }
 
@@ -96,7 +96,7 @@ export async function reconcileSidecarSet(
     .podsInjectedBy(name)
     .filter((pod) => selectsForUpgrade(stored, pod, deps.view.namespaces));
   const registered = await registerRevision(stored, pods, deps, log);
-  // From here on the SidecarSet carries its latest revision, which upgraded pods record (§2.2 5).
+  // From here on the SidecarSet carries its latest revision, which upgraded pods record.
   const ss: SidecarSet =
     registered === undefined ? stored : { ...stored, status: { ...stored.status, ...registered } };
   const ctx = sidecarSetContext(ss);
@@ -383,7 +383,7 @@ async function upgradePod(
 }
 
 /**
- * Puts a finished hot upgrade's old slot back on the empty image (reference upgrade §8), from a
+ * Puts a finished hot upgrade's old slot back on the empty image (OpenKruise pkg/controller/sidecarset/sidecarset_hotupgrade.go), from a
  * fresh read (the slots' version annotations are not cached) and guarded by its resourceVersion.
  * Resolves false when the pod no longer needs it.
  */

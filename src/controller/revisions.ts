@@ -1,5 +1,5 @@
 /**
- * registerLatestRevision (reference upgrade §2.2 step 4, §7.1): the pure plan of one round, then
+ * registerLatestRevision (OpenKruise pkg/controller/sidecarset/sidecarset_processor.go): the pure plan of one round, then
  * its writes. Returns what the status records: status.latestRevision and collisionCount.
  */
 import type { Logger } from 'pino';

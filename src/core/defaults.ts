@@ -1,7 +1,7 @@
 /**
  * SidecarSet defaulting as OpenKruise's mutating webhook applies it (apis/apps/defaults/v1alpha1.go
  * SetDefaultsSidecarSet and pod.go SetDefaultPodVolumes, calling k8s pkg/apis/core/v1 defaults at
- * v1.32). Reference injection §2.1. Checked against the Go source, beyond the reference:
+ * v1.32). OpenKruise apis/apps/defaults/v1alpha1.go (SetDefaultsSidecarSet); checked against the Go source:
  * - only liveness and readiness probes are defaulted; startupProbe is left as written (Kruise's
  *   SidecarSet path skips it, unlike its pod path), which changes the hash when one is set;
  * - grpc probes get no defaults (an unset `service` is serialised as null);

@@ -1,6 +1,6 @@
 /**
  * kruise.io/sidecarset-hash and kruise.io/sidecarset-hash-without-image, as OpenKruise's
- * pkg/control/sidecarcontrol/hash.go computes them (reference injection §2.2): Go's json.Marshal of
+ * pkg/control/sidecarcontrol/hash.go computes them: Go's json.Marshal of
  * {"containers": [...], "initContainers": [...]?}, SHA-256 as lowercase hex, then each hex digit
  * mapped through Kubernetes' SafeEncodeString alphabet.
  */

@@ -1,6 +1,6 @@
 /**
  * Int-or-percent values scaled against a pod count, with OpenKruise's exact rounding
- * (reference upgrade §4.3 and §4.4). Invalid strings scale to 0 rather than throw, as the
+ * (OpenKruise pkg/util/tools.go: CalculatePartitionReplicas, GetScaledValueFromIntOrPercent). Invalid strings scale to 0 rather than throw, as the
  * controller does: validation is the place that rejects them.
  */
 import type { IntOrString } from './k8s-types.js';

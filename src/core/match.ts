@@ -1,4 +1,4 @@
-/** Whether one SidecarSet applies to one pod (reference injection §3.2), with the reason if not. */
+/** Whether one SidecarSet applies to one pod (OpenKruise PodMatchedSidecarSet, pkg/control/sidecarcontrol/util.go), with the reason if not. */
 import { NAMESPACE_NAME_LABEL } from './annotations.js';
 import type { Pod } from './k8s-types.js';
 import type { Labels } from './selector.js';

@@ -42,7 +42,7 @@ export function mutatePod(
   snapshot: InjectionSnapshot,
   env: Pick<InjectOptions, 'now' | 'random'>,
 ): PodMutation {
-  // UPDATE never re-injects (reference §3.4): sidecars are added only when a pod is created.
+  // UPDATE never re-injects (OpenKruise pkg/webhook/pod/mutating/sidecarset.go): sidecars are added only when a pod is created.
   if (request.operation !== 'CREATE') {
     return { kind: 'skipped', reason: `operation ${request.operation} is not injected` };
   }
@@ -62,7 +62,7 @@ export function mutatePod(
   };
 }
 
-/** Pods that have finished or are being deleted are left alone (reference §4.1). */
+/** Pods that have finished or are being deleted are left alone (as OpenKruise's pod webhook skips them). */
 export function inactiveReason(pod: Readonly<Pod>): string | undefined {
   const phase = pod.status?.phase;
   if (phase === 'Succeeded' || phase === 'Failed') return `the pod has phase ${phase}`;

@@ -1,6 +1,6 @@
 /**
  * Whether two label selectors can match a common label set, as OpenKruise's
- * util.IsSelectorOverlapping decides it (reference §5.1): they overlap unless one is "disjoint"
+ * util.IsSelectorOverlapping decides it (OpenKruise pkg/util/selector.go): they overlap unless one is "disjoint"
  * from the other. This is a heuristic, not a satisfiability check (`a=h` and `a NotIn [i]`
  * overlap; `a In [x]` and `a NotIn [y]` overlap).
  */

@@ -1,4 +1,4 @@
-/** The apps.kruise.io/v1alpha1 SidecarSet API, field for field (reference §1). */
+/** The apps.kruise.io/v1alpha1 SidecarSet API, field for field (OpenKruise apis/apps/v1alpha1/sidecarset_types.go). */
 import type { JsonObject } from './json.js';
 import type {
   Container,
@@ -84,7 +84,10 @@ export interface UpdatePriorityStrategy {
 
 export interface UpdateScatterTerm {
   key: string;
-  /** A missing value or "*" spreads over every value of the key (our extension; SPEC.md). */
+  /**
+   * A missing value or "*" spreads over every value of the key (our extension;
+   * docs/adr/0003-stable-upgrade-order.md).
+   */
   value?: string;
 }
 

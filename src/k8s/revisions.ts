@@ -1,5 +1,5 @@
 /**
- * SidecarSet ControllerRevisions in the cluster (reference upgrade §7.1): apps/v1
+ * SidecarSet ControllerRevisions in the cluster (OpenKruise pkg/control/sidecarcontrol/history_control.go): apps/v1
  * ControllerRevisions labelled kruise.io/sidecarset-name in the controller's namespace. A
  * reflector keeps them for the controller (registration) and the webhook (injection pinning and
  * validation); the writer creates, renumbers, relabels and deletes them.

@@ -1,5 +1,5 @@
 /**
- * ControllerRevisions end to end (reference upgrade §7): the controller registers one per new spec
+ * ControllerRevisions end to end (as OpenKruise's sidecarset_processor.go keeps them): the controller registers one per new spec
  * in sidecarset-system and records it in status.latestRevision; the webhook pins new pods to the
  * revision injectionStrategy.revision names; the history is truncated to revisionHistoryLimit.
  */

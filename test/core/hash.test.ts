@@ -88,7 +88,7 @@ describe('hash: pkg/control/sidecarcontrol/hash_test.go vectors (no defaulting)'
   }
 });
 
-describe('hash: the logtail example (reference §2.2, "unverified" values)', () => {
+describe('hash: the logtail example (values computed as hash.go computes them)', () => {
   const ss = applySidecarSetAdmission(loadLogtail());
 
   it('canonical JSON: Go field order, probe defaults, quantities as written', () => {

@@ -22,7 +22,7 @@ function inject(pod: Pod, sets: SidecarSet[], extra: Partial<InjectOptions> = {}
   return injectPod(pod, sets, options(extra)).pod;
 }
 
-// The fixtures of OpenKruise's pod webhook tests (reference §6.1), reduced to what each test reads.
+// The fixtures of OpenKruise's pod webhook tests (pkg/webhook/pod/mutating/sidecarset_test.go), reduced to what each test reads.
 const pod1 = (): Pod =>
   makePod({
     labels: { app: 'suxing-test' },

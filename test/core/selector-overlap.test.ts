@@ -7,7 +7,7 @@ const expr = (key: string, operator: string, values?: string[]): LabelSelector =
   matchExpressions: [{ key, operator, ...(values ? { values } : {}) }],
 });
 
-// TestSelectorConflict (reference §5.1), plus edge cases of the same heuristic.
+// TestSelectorConflict (OpenKruise pkg/util/selector_test.go), plus edge cases of the same heuristic.
 const cases: [string, LabelSelector, LabelSelector, boolean][] = [
   ['a=h / a=h', { matchLabels: { a: 'h' } }, { matchLabels: { a: 'h' } }, true],
   ['a=h / a=i', { matchLabels: { a: 'h' } }, { matchLabels: { a: 'i' } }, false],

@@ -1,6 +1,6 @@
 /**
  * Pods and SidecarSets for upgrade-planner tests, shaped like OpenKruise's strategy-test fixtures
- * (reference upgrade §9.3): the SidecarSet is at hash "bbb"; an old pod records "aaa" and runs
+ * (OpenKruise pkg/controller/sidecarset/sidecarset_strategy_test.go): the SidecarSet is at hash "bbb"; an old pod records "aaa" and runs
  * v1; an "upgraded" pod records "bbb" and has v2 in its spec while its status still reports v1;
  * a "done" pod also reports v2 under a new imageID.
  */

@@ -1,4 +1,4 @@
-/** Builds the containers one SidecarSet injects into one pod (reference injection §3.6, §3.9). */
+/** Builds the containers one SidecarSet injects into one pod (OpenKruise buildSidecars, pkg/webhook/pod/mutating/sidecarset.go). */
 import type { JsonObject } from '../json.js';
 import { cloneJson } from '../json.js';
 import type { Container, EnvVar, LocalObjectReference, Pod, Volume } from '../k8s-types.js';

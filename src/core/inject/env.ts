@@ -1,4 +1,4 @@
-/** Env vars an injected container receives from the app containers (reference injection §3.7). */
+/** Env vars an injected container receives from the app containers (OpenKruise GetSidecarTransferEnvs, pkg/control/sidecarcontrol/util.go). */
 import { IS_INJECTED_ENV } from '../annotations.js';
 import { cloneJson, compareStrings } from '../json.js';
 import type { Container, EnvVar, Pod } from '../k8s-types.js';

@@ -1,5 +1,5 @@
 /**
- * Pod injection: pod in, new pod out (reference injection §3). The caller has already chosen the
+ * Pod injection: pod in, new pod out (OpenKruise pkg/webhook/pod/mutating/sidecarset.go). The caller has already chosen the
  * SidecarSets that match; this decides versions, builds the sidecars and merges them.
  */
 import {
@@ -97,7 +97,7 @@ function containerNames(sets: readonly SidecarSet[]): Set<string> {
   return names;
 }
 
-/** A canary SidecarSet replaces its base for the pods both match (reference §4.4). */
+/** A canary SidecarSet replaces its base for the pods both match (OpenKruise pkg/control/sidecarcontrol/util.go). */
 function withoutCanaryBases(matched: readonly SidecarSet[]): SidecarSet[] {
   const bases = new Set(
     matched

@@ -1,4 +1,4 @@
-/** Merging built sidecars, volumes and pull secrets into the pod (reference injection §3.10). */
+/** Merging built sidecars, volumes and pull secrets into the pod (OpenKruise pkg/webhook/pod/mutating/sidecarset.go). */
 import { cloneJson } from '../json.js';
 import type { Container, LocalObjectReference, Volume } from '../k8s-types.js';
 

@@ -1,4 +1,4 @@
-/** The bookkeeping annotations injection writes into the pod (reference injection §3.11). */
+/** The bookkeeping annotations injection writes into the pod (OpenKruise pkg/webhook/pod/mutating/sidecarset.go). */
 import {
   SIDECARSET_HASH,
   SIDECARSET_HASH_WITHOUT_IMAGE,

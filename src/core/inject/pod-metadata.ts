@@ -1,4 +1,4 @@
-/** patchPodMetadata: annotations a SidecarSet writes into the pods it injects (§3.5). */
+/** patchPodMetadata: annotations a SidecarSet writes into the pods it injects (OpenKruise pkg/webhook/pod/mutating/sidecarset.go). */
 import { SidecarSetError } from '../errors.js';
 import { deepEqual, isPlainObject, sortedJson } from '../json.js';
 import type { SidecarSetPatchPodMetadata } from '../sidecarset-types.js';

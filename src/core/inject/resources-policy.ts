@@ -1,5 +1,5 @@
 /**
- * resourcesPolicy at injection (reference §1.10, §3.6 (A)2 and (B)2): at pod creation a sidecar's
+ * resourcesPolicy at injection (OpenKruise pkg/webhook/pod/mutating/sidecarset_resources.go): at pod creation a sidecar's
  * `resources` is replaced by values computed from the pod's own containers. Mirrors OpenKruise's
  * pkg/webhook/pod/mutating/sidecarset_resources.go and the arithmetic of pkg/util/calculator,
  * which works on resource.Quantity: sums and comparisons are exact, `quantity × number` and

@@ -1,4 +1,4 @@
-/** injectionStrategy.revision: which version of a SidecarSet a new pod gets (reference §3.3). */
+/** injectionStrategy.revision: which version of a SidecarSet a new pod gets (OpenKruise pkg/webhook/pod/mutating/sidecarset.go). */
 import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from '../annotations.js';
 import { SidecarSetError } from '../errors.js';
 import type { Pod } from '../k8s-types.js';

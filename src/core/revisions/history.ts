@@ -1,5 +1,5 @@
 /**
- * SidecarSet ControllerRevisions as OpenKruise keeps them (reference upgrade §7.1,
+ * SidecarSet ControllerRevisions as OpenKruise keeps them (OpenKruise pkg/control/sidecarcontrol/history_control.go,
  * pkg/control/sidecarcontrol/history_control.go and registerLatestRevision): the revision data, its
  * name, and the plan of one registration round. Pure: the edge lists, creates, patches, deletes.
  */

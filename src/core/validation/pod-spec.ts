@@ -1,6 +1,6 @@
 /**
  * The part of Kubernetes pod-create validation that OpenKruise applies to a SidecarSet by
- * validating a fake Pod made of its initContainers, containers and volumes (reference §5, rule 3).
+ * validating a fake Pod made of its initContainers, containers and volumes (as sidecarset_create_update_handler.go in OpenKruise does).
  * First the official core/v1 schema (kubernetes-models) checks types and enums; only if that
  * passes do the semantic rules of pkg/apis/core/validation run. Paths point at the SidecarSet.
  */

@@ -1,5 +1,5 @@
 /**
- * The resourcesPolicy expression language (reference §1.10): numbers, percentages (`50%` = 0.5),
+ * The resourcesPolicy expression language (OpenKruise pkg/webhook/pod/mutating/sidecarset_resources.go): numbers, percentages (`50%` = 0.5),
  * quantities (`50m`, `128Mi`), one variable (`cpu` or `memory`), `+ - * /`, unary minus,
  * parentheses and the two-argument functions max() and min(). Grammar and error cases follow
  * OpenKruise's pkg/util/calculator; this is a fresh recursive-descent implementation.

@@ -1,5 +1,5 @@
 /**
- * The SidecarSet validating webhook's rules (reference §5) as a pure function. The input is a
+ * The SidecarSet validating webhook's rules (OpenKruise pkg/webhook/sidecarset/validating/sidecarset_create_update_handler.go) as a pure function. The input is a
  * defaulted SidecarSet; the result is Kubernetes-style field errors, empty when admitted.
  */
 import type { LabelSelector, ObjectMeta } from '../k8s-types.js';
@@ -110,7 +110,7 @@ function canaryBase(ss: Readonly<SidecarSet>): string | undefined {
   return a[SIDECARSET_CANARY] === 'true' && base !== '' ? base : undefined;
 }
 
-/** Canary/base SidecarSets (reference §4.4); every error is at `metadata` with the annotations. */
+/** Canary/base SidecarSets (apps.kruise.io/sidecarset-canary and -base, OpenKruise apis/apps/v1beta1/sidecarset_types.go); every error is at `metadata` with the annotations. */
 function validateCanary(ss: Readonly<SidecarSet>, ctx: ValidationContext): FieldError[] {
   const base = canaryBase(ss);
   if (base === undefined) return [];
@@ -189,7 +189,7 @@ function validateNamespace(spec: Readonly<SidecarSetSpec>): FieldError[] {
   if (spec.namespaceSelector !== undefined) {
     errs.push(...validateSelector(spec.namespaceSelector, 'spec.namespaceSelector'));
     // v1.8 behaviour. From v1.9 the v1alpha1→v1beta1 conversion drops namespaceSelector instead
-    // ("namespace wins", reference §1.9); rejecting keeps a manifest's meaning unambiguous.
+    // ("namespace wins" in OpenKruise's v1beta1 conversion); rejecting keeps a manifest's meaning unambiguous.
     if (ns !== '') {
       errs.push(
         invalid('spec.namespace', ns, 'namespace and namespaceSelector are mutually exclusive'),
@@ -285,7 +285,10 @@ function priorityError(p: Strategy['priorityStrategy']): string | undefined {
   return orders.some((o) => o.orderedKey === '') ? 'order key can not be empty' : undefined;
 }
 
-/** Key-only terms (value "*" or missing, SPEC.md) are allowed; "*" and missing are the same term. */
+/**
+ * Key-only terms (value "*" or missing; docs/adr/0003-stable-upgrade-order.md) are allowed; "*"
+ * and missing are the same term.
+ */
 function scatterError(terms: Strategy['scatterStrategy']): string | undefined {
   const seen = new Set<string>();
   for (const t of terms ?? []) {

@@ -29,7 +29,7 @@ const policy = {
   resourcesExpr: { limits: { cpu: 'cpu*50%' } },
 };
 
-// TestValidateSidecarSet (reference §6.2), same error counts unless noted.
+// TestValidateSidecarSet (OpenKruise pkg/webhook/sidecarset/validating/sidecarset_validating_test.go), same error counts unless noted.
 const table: [string, SidecarSet, number][] = [
   [
     'missing-selector',
