@@ -14,7 +14,8 @@
  * - `additionalProperties: true`, or no `additionalProperties` beside `properties` (JSON Schema then
  *   accepts any field), becomes `x-kubernetes-preserve-unknown-fields: true`, so nothing is pruned.
  * - `const` does not exist in a CRD schema; it becomes a one-value `enum`.
- * - The root's apiVersion, kind and metadata are the API server's business: only their types stay.
+ * - The root's apiVersion, kind and metadata are the API server's business: only their types and
+ *   descriptions stay.
  * - `status` gets its real, typed shape (the validator does not look at it).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -95,17 +96,28 @@ const STATUS_SCHEMA: Schema = {
     observedGeneration: {
       type: 'integer',
       format: 'int64',
-      description: 'The most recent metadata.generation the controller has acted on.',
+      description: 'The metadata.generation (spec version) that the other numbers are about.',
     },
-    matchedPods: int32('Pods matched by this SidecarSet.'),
-    updatedPods: int32("Matched pods that run this SidecarSet's latest sidecar containers."),
-    readyPods: int32('Matched pods that are ready.'),
-    updatedReadyPods: int32('Matched pods that are updated and ready.'),
+    matchedPods: int32(
+      'Running pods that this SidecarSet injected and still matches (the MATCHED column).',
+    ),
+    updatedPods: int32(
+      'Matched pods that carry the current version of the sidecars, by the ' +
+        'kruise.io/sidecarset-hash annotation (the UPDATED column).',
+    ),
+    readyPods: int32(
+      'Matched pods that are Ready and whose sidecars run as specified (the READY column).',
+    ),
+    updatedReadyPods: int32('Matched pods that are both updated and ready.'),
     latestRevision: {
       type: 'string',
-      description: 'Name of the newest ControllerRevision of this SidecarSet.',
+      description:
+        'The name of the ControllerRevision that holds the current spec; upgraded pods record it.',
     },
-    collisionCount: int32('Hash collisions met while naming ControllerRevisions.'),
+    collisionCount: int32(
+      'How many name collisions were met when naming ControllerRevisions; it enters the next ' +
+        'name so that it is unique.',
+    ),
   },
 };
 
@@ -117,22 +129,14 @@ export function sidecarSetOpenApiSchema(): Schema {
   const root = toStructural(SIDECARSET_SCHEMA);
   const props = root['properties'];
   if (!isSchema(props)) throw new Error('the SidecarSet schema has no properties');
-  const rest = Object.fromEntries(
-    Object.entries(props).filter(([key]) => !SERVER_OWNED.has(key) && key !== 'status'),
+  const properties = Object.fromEntries(
+    Object.entries(props).map(([key, value]) => {
+      if (key === 'status') return [key, STATUS_SCHEMA];
+      if (!SERVER_OWNED.has(key) || !isSchema(value)) return [key, value];
+      return [key, { type: value['type'], description: value['description'] }];
+    }),
   );
-  return {
-    description:
-      'SidecarSet injects sidecar containers into the pods it selects and upgrades them in place.',
-    type: 'object',
-    required: ['spec'],
-    properties: {
-      apiVersion: { type: 'string' },
-      kind: { type: 'string' },
-      metadata: { type: 'object' },
-      ...rest,
-      status: STATUS_SCHEMA,
-    },
-  };
+  return { description: root['description'], type: 'object', required: ['spec'], properties };
 }
 
 export function buildCrd(): Schema {

@@ -15,6 +15,7 @@ import { defaultImagePullPolicy } from './image-ref.js';
 import { isPlainObject } from './json.js';
 import { defaultQuantity } from './quantity.js';
 import type { SidecarContainer, SidecarSet, SidecarSetSpec } from './sidecarset-types.js';
+import { DEFAULT_TARGET_CONTAINERS_NAME_REGEX } from './validation/sidecarset-schema.js';
 
 type Obj = Record<string, unknown>;
 
@@ -116,6 +117,11 @@ function defaultSidecarContainer(c: Obj, injectPolicy: string): void {
   setIfZero(c, 'podInjectPolicy', injectPolicy);
   setIfZero(struct(c, 'upgradeStrategy'), 'upgradeType', 'ColdUpgrade');
   setIfZero(struct(c, 'shareVolumePolicy'), 'type', 'disabled');
+  const resourcesPolicy = child(c, 'resourcesPolicy');
+  if (resourcesPolicy !== undefined) {
+    // A CRD default: the API server sets it when the field is absent or null, not when it is "".
+    setIfNil(resourcesPolicy, 'targetContainersNameRegex', DEFAULT_TARGET_CONTAINERS_NAME_REGEX);
+  }
   defaultContainer(c);
 }
 

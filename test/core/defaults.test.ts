@@ -5,8 +5,13 @@ import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 
 import { defaultSidecarSet } from '../../src/core/defaults.js';
+import { computeSidecarSetHash } from '../../src/core/hash.js';
 import { defaultImagePullPolicy } from '../../src/core/image-ref.js';
-import type { SidecarSet, SidecarSetSpec } from '../../src/core/sidecarset-types.js';
+import type {
+  SidecarContainer,
+  SidecarSet,
+  SidecarSetSpec,
+} from '../../src/core/sidecarset-types.js';
 
 function makeSidecarSet(spec: SidecarSetSpec): SidecarSet {
   return { metadata: { name: 'ss' }, spec };
@@ -389,5 +394,47 @@ describe('defaultSidecarSet: purity', () => {
   it('is idempotent', () => {
     const once = defaultSidecarSet(input());
     assert.deepEqual(defaultSidecarSet(once), once);
+  });
+});
+
+describe('defaultSidecarSet: resourcesPolicy.targetContainersNameRegex', () => {
+  const policy = (regex?: unknown): Record<string, unknown> => ({
+    targetContainersMode: 'sum',
+    ...(regex === undefined ? {} : { targetContainersNameRegex: regex }),
+    resourcesExpr: { limits: { cpu: 'cpu' } },
+  });
+  const regexOf = (resourcesPolicy: unknown): unknown => {
+    const spec = defaulted({ containers: [{ name: 'c', image: 'c:1', resourcesPolicy }] });
+    const [c] = spec['containers'] as Record<string, Record<string, unknown>>[];
+    return c?.['resourcesPolicy']?.['targetContainersNameRegex'];
+  };
+
+  it('is .* when absent or null, as the API server defaults it from the CRD', () => {
+    assert.equal(regexOf(policy()), '.*');
+    assert.equal(regexOf(policy(null)), '.*');
+  });
+
+  it('keeps a given regex, "" included (validation rejects that one)', () => {
+    assert.equal(regexOf(policy('^app$')), '^app$');
+    assert.equal(regexOf(policy('')), '');
+  });
+
+  it('adds no resourcesPolicy to a container without one', () => {
+    const spec = defaulted({ containers: [{ name: 'c', image: 'c:1' }] });
+    const [c] = spec['containers'] as Record<string, unknown>[];
+    assert.equal(c?.['resourcesPolicy'], undefined);
+  });
+
+  it('hashes an omitted regex as OpenKruise hashes the stored .*', () => {
+    const hashOf = (resourcesPolicy: unknown): string =>
+      computeSidecarSetHash(
+        defaultSidecarSet(
+          makeSidecarSet({
+            containers: [{ name: 'c', image: 'c:1', resourcesPolicy } as SidecarContainer],
+          }),
+        ).spec,
+      );
+    assert.equal(hashOf(policy()), hashOf(policy('.*')));
+    assert.notEqual(hashOf(policy()), hashOf(policy('^app$')));
   });
 });

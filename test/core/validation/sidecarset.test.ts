@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { prepareSidecarSets } from '../../../src/core/sidecarset-admission.js';
 import type { SidecarSet, SidecarSetRevision } from '../../../src/core/sidecarset-types.js';
 import type { ValidationContext } from '../../../src/core/validation/sidecarset.js';
 import { formatFieldError, formatFieldErrors } from '../../../src/core/validation/field-error.js';
@@ -598,4 +599,31 @@ test('UPDATE: containers cannot be added or renamed; upgradeType is immutable', 
   });
   assert.equal(validateSidecarSet(hot, { others: [], old: cold }).length, 1);
   assert.equal(validateSidecarSet(cold, { others: [], old: cold }).length, 0);
+});
+
+test('resourcesPolicy without targetContainersNameRegex is accepted, defaulted to .*', () => {
+  const doc = {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: { name: 'sized' },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      containers: [
+        {
+          name: 'agent',
+          image: 'agent:1',
+          resourcesPolicy: {
+            targetContainersMode: 'sum',
+            resourcesExpr: { limits: { cpu: 'cpu * 10%' } },
+          },
+        },
+      ],
+    },
+  };
+  const { sidecarSets, problems } = prepareSidecarSets([{ source: 'sized.yaml', object: doc }]);
+  assert.deepEqual(problems, []);
+  assert.equal(
+    sidecarSets[0]?.spec.containers?.[0]?.resourcesPolicy?.targetContainersNameRegex,
+    '.*',
+  );
 });
