@@ -6,9 +6,10 @@ import type { InjectionSnapshot } from '../core/pod-mutation.js';
 import { mutatePod } from '../core/pod-mutation.js';
 import { buildSidecarSetIndex, explainMatches } from '../core/sidecarset-index.js';
 import { podViewOf } from '../core/workload.js';
-import { inputError, readManifests } from '../io/documents.js';
+import { checkOneStdin, inputError, readManifests } from '../io/documents.js';
 import type { Io } from './io.js';
-import { describeProblems, loadNamespaces, loadSidecarSets } from '../io/loaders.js';
+import { loadNamespaces } from '../io/loaders.js';
+import { loadValidSidecarSets } from './sidecarset-input.js';
 
 export interface InjectOptions {
   sidecarsets: string;
@@ -19,17 +20,21 @@ export interface InjectOptions {
 }
 
 export async function runInject(options: InjectOptions, io: Io, now: Date): Promise<number> {
-  const prepared = await loadSidecarSets(options.sidecarsets);
-  if (prepared.problems.length > 0) {
-    io.stderr.write(`invalid SidecarSets:\n${describeProblems(prepared).join('\n')}\n`);
-    return 1;
-  }
+  checkOneStdin({
+    '--sidecarsets': options.sidecarsets,
+    '--namespaces': options.namespaces,
+    '-f': options.filename,
+  });
+  const sidecarSets = await loadValidSidecarSets(options.sidecarsets, io);
+  if (sidecarSets === undefined) return 1;
   const given =
-    options.namespaces === undefined ? undefined : await loadNamespaces(options.namespaces);
+    options.namespaces === undefined
+      ? undefined
+      : await loadNamespaces(options.namespaces, io.stdin);
   const docs = await readManifests(options.filename, io.stdin);
   // Without --namespaces every namespace exists with the labels the API server always sets.
   const snapshot: InjectionSnapshot = {
-    sidecarSets: buildSidecarSetIndex(prepared.sidecarSets),
+    sidecarSets: buildSidecarSetIndex(sidecarSets),
     namespaces: given ?? ANY_NAMESPACE,
     revisions: () => [],
   };

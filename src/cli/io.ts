@@ -13,6 +13,19 @@ export class UsageError extends Error {
 }
 
 /**
+ * When the reader of our output goes away (`sidecarset plan -o json | head -1`), writing fails
+ * with EPIPE. Like Unix tools, the command then ends quietly, with its own exit status (0 when it
+ * did its work), instead of dying with a stack trace. Any other write error is still fatal.
+ */
+export function quietOnClosedPipe(stream: NodeJS.WritableStream): void {
+  stream.on('error', (err: unknown) => {
+    const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : '';
+    if (code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED') return;
+    throw err;
+  });
+}
+
+/**
  * On SIGTERM/SIGINT (or a fatal error), says why on stderr, runs `close` and exits; a second
  * signal, or `close` taking longer than 25 s, exits at once (close-with-grace).
  */

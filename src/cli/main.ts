@@ -1,16 +1,19 @@
 /** The `sidecarset` command line. No side effects here beyond the streams passed in. */
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 
 import { SidecarSetError } from '../core/errors.js';
+import type { Shell } from './completion.js';
+import { completionScript, SHELLS } from './completion.js';
 import { runInject } from './inject.js';
 import type { Io } from './io.js';
-import { UsageError } from './io.js';
+import { quietOnClosedPipe, UsageError } from './io.js';
 import { runPlan } from './plan.js';
 import type { ControllerCommandOptions } from './controller.js';
 import { runController } from './controller.js';
 import type { ControllerFlags, ServeOptions } from './serve.js';
 import { DEFAULT_CONTROLLER_FLAGS, runServe } from './serve.js';
 import { runValidate } from './validate.js';
+import { VERSION } from './version.js';
 
 export type { Io } from './io.js';
 
@@ -18,10 +21,10 @@ export interface MainEnv {
   now?: () => Date;
 }
 
-const VERSION = '0.1.0';
-
 export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): Promise<number> {
   const now = env.now ?? (() => new Date());
+  quietOnClosedPipe(io.stdout);
+  quietOnClosedPipe(io.stderr);
   let exitCode = 0;
   const program = new Command('sidecarset')
     .description('SidecarSet (apps.kruise.io/v1alpha1) sidecar injection and in-place upgrades')
@@ -38,8 +41,8 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
     .description(
       'print objects as the pod admission webhook would leave them (like istioctl kube-inject)',
     )
-    .requiredOption('--sidecarsets <path>', 'SidecarSet manifests: a file or a directory')
-    .option('--namespaces <file>', 'Namespace objects whose labels feed namespaceSelector')
+    .requiredOption('--sidecarsets <path>', SIDECARSETS_HELP)
+    .option('--namespaces <file>', 'Namespace objects for namespaceSelector, or - for stdin')
     .requiredOption('-f, --filename <file>', 'a Pod or workload manifest, or - for stdin')
     .addOption(
       new Option('-o, --output <format>', 'output format')
@@ -64,7 +67,7 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
     .description(
       'check SidecarSet manifests as the validating webhook would; exit 1 on any problem',
     )
-    .requiredOption('--sidecarsets <path>', 'SidecarSet manifests: a file or a directory')
+    .requiredOption('--sidecarsets <path>', SIDECARSETS_HELP)
     .action(async (opts: { sidecarsets: string }) => {
       exitCode = await runValidate(opts, io);
     });
@@ -72,14 +75,14 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
   program
     .command('plan')
     .description('show the next in-place sidecar upgrade round; --simulate plays the whole rollout')
-    .requiredOption('--sidecarsets <path>', 'SidecarSet manifests: a file or a directory')
+    .requiredOption('--sidecarsets <path>', SIDECARSETS_HELP)
     .requiredOption(
       '--pods <path>',
       'Pods: a file, a directory (YAML, JSON, v1 List), or - for stdin',
     )
     .addOption(
       new Option('-o, --output <format>', 'output format')
-        .choices(['table', 'json'])
+        .choices(['table', 'json', 'yaml'])
         .default('table'),
     )
     .option(
@@ -91,12 +94,20 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
       async (opts: {
         sidecarsets: string;
         pods: string;
-        output: 'json' | 'table';
+        output: 'json' | 'table' | 'yaml';
         simulate: boolean;
       }) => {
         exitCode = await runPlan(opts, io, now());
       },
     );
+
+  program
+    .command('completion')
+    .description('print a shell completion script (bash: source it; zsh: save it as _sidecarset)')
+    .addArgument(new Argument('<shell>', 'bash or zsh').choices(SHELLS))
+    .action((shell: Shell) => {
+      io.stdout.write(completionScript(program, shell));
+    });
 
   const serve = program
     .command('serve')
@@ -203,6 +214,8 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
     return reportError(err, io);
   }
 }
+
+const SIDECARSETS_HELP = 'SidecarSet manifests: a file, a directory, or - for stdin';
 
 function addControllerOptions(command: Command): Command {
   const d = DEFAULT_CONTROLLER_FLAGS;

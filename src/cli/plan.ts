@@ -1,21 +1,22 @@
 /** `sidecarset plan`: what the upgrade controller would do next, and optionally the whole rollout. */
+import { stringify } from 'yaml';
+
 import { ANY_NAMESPACE } from '../core/match.js';
 import type { Pod } from '../core/k8s-types.js';
-import { withHashes } from '../core/sidecarset-admission.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
 import { planUpgrade, podKey } from '../core/upgrade/plan.js';
 import { selectsForUpgrade } from '../core/upgrade/selection.js';
 import type { Simulation } from '../core/upgrade/simulate.js';
 import { simulateRollout } from '../core/upgrade/simulate.js';
 import type { PodRef, UpgradePlan, UpgradeStatus } from '../core/upgrade/types.js';
 import type { LoadedDocument } from '../io/documents.js';
-import { inputError, readManifests } from '../io/documents.js';
+import { checkOneStdin, inputError, readManifests } from '../io/documents.js';
 import type { Io } from './io.js';
+import { loadValidSidecarSets } from './sidecarset-input.js';
 
 export interface PlanCommandOptions {
   sidecarsets: string;
   pods: string;
-  output: 'json' | 'table';
+  output: 'json' | 'table' | 'yaml';
   simulate: boolean;
 }
 
@@ -25,16 +26,10 @@ interface Result {
 }
 
 export async function runPlan(options: PlanCommandOptions, io: Io, now: Date): Promise<number> {
-  const sidecarSets = (await readManifests(options.sidecarsets)).map((doc) =>
-    withHashes(ofKind(doc, 'SidecarSet') as unknown as SidecarSet),
-  );
-  if (sidecarSets.length === 0) {
-    io.stderr.write(`${options.sidecarsets}: no SidecarSet found\n`);
-    return 1;
-  }
-  const pods = (await readManifests(options.pods, io.stdin)).map(
-    (doc) => ofKind(doc, 'Pod') as unknown as Pod,
-  );
+  checkOneStdin({ '--sidecarsets': options.sidecarsets, '--pods': options.pods });
+  const sidecarSets = await loadValidSidecarSets(options.sidecarsets, io);
+  if (sidecarSets === undefined) return 1;
+  const pods = (await readManifests(options.pods, io.stdin)).map(asPod);
   const results = sidecarSets.map((ss): Result => {
     // Every namespace exists, with only its name label.
     const matched = pods.filter((pod) => selectsForUpgrade(ss, pod, ANY_NAMESPACE));
@@ -43,31 +38,36 @@ export async function runPlan(options: PlanCommandOptions, io: Io, now: Date): P
       ? { plan, simulation: simulateRollout(ss, matched, { now }) }
       : { plan };
   });
-  io.stdout.write(options.output === 'json' ? renderJson(results) : renderTable(results));
+  io.stdout.write(render(results, options.output));
   return 0;
 }
 
-function ofKind(doc: LoadedDocument, kind: 'Pod' | 'SidecarSet'): Record<string, unknown> {
-  const actual = doc.object['kind'];
-  if (actual !== kind) {
-    const found = typeof actual === 'string' ? `kind ${actual}` : 'no kind';
-    throw inputError(doc.source, `expected a ${kind}, found ${found}`);
+function render(results: readonly Result[], output: PlanCommandOptions['output']): string {
+  if (output === 'table') return renderTable(results);
+  const values = results.map(jsonOf);
+  const value = values.length === 1 ? values[0] : values;
+  return output === 'json' ? `${JSON.stringify(value, null, 2)}\n` : stringify(value);
+}
+
+function asPod(doc: LoadedDocument): Pod {
+  const kind = doc.object['kind'];
+  if (kind !== 'Pod') {
+    const found = typeof kind === 'string' ? `kind ${kind}` : 'no kind';
+    throw inputError(doc.source, `expected a Pod, found ${found}`);
   }
   const metadata = doc.object['metadata'];
   if (typeof metadata !== 'object' || metadata === null) {
-    throw inputError(doc.source, `the ${kind} has no metadata`);
+    throw inputError(doc.source, 'the Pod has no metadata');
   }
-  if (kind === 'Pod') {
-    const spec = doc.object['spec'];
-    if (
-      typeof spec !== 'object' ||
-      spec === null ||
-      !Array.isArray((spec as Pod['spec']).containers)
-    ) {
-      throw inputError(doc.source, 'the Pod has no spec.containers');
-    }
+  const spec = doc.object['spec'];
+  if (
+    typeof spec !== 'object' ||
+    spec === null ||
+    !Array.isArray((spec as Pod['spec']).containers)
+  ) {
+    throw inputError(doc.source, 'the Pod has no spec.containers');
   }
-  return doc.object;
+  return doc.object as unknown as Pod;
 }
 
 function jsonOf(result: Result): Record<string, unknown> {
@@ -94,11 +94,6 @@ function jsonOf(result: Result): Record<string, unknown> {
     };
   }
   return out;
-}
-
-function renderJson(results: readonly Result[]): string {
-  const values = results.map(jsonOf);
-  return `${JSON.stringify(values.length === 1 ? values[0] : values, null, 2)}\n`;
 }
 
 function statusLine(s: UpgradeStatus): string {
@@ -164,8 +159,7 @@ function planLines(plan: UpgradePlan, perPod: boolean): string[] {
       `${label.split(': ')[1] ?? ''}: ${some(refs)}`,
     ]);
   }
-  if (rows.length > 1) lines.push(...table(rows));
-  return lines;
+  return rows.length > 1 ? [...lines, ...table(rows)] : lines;
 }
 
 function push(groups: Map<string, PodRef[]>, label: string, ref: PodRef): void {
@@ -182,10 +176,13 @@ function simulationLines(sim: Simulation): string[] {
   for (const w of sim.waves) {
     rows.push([`  ${w.index}`, String(w.pods.length), String(w.unavailable), some(w.pods, 3)]);
   }
-  if (sim.waves.length > 0) lines.push(...table(rows));
-  lines.push(`  stops:   ${sim.end}: ${sim.message}`);
-  lines.push(`  final:   ${statusLine(sim.final)}`);
-  return lines;
+  // One row per wave, so no push(...rows): 100,000 waves would overflow the stack.
+  return [
+    ...lines,
+    ...(sim.waves.length > 0 ? table(rows) : []),
+    `  stops:   ${sim.end}: ${sim.message}`,
+    `  final:   ${statusLine(sim.final)}`,
+  ];
 }
 
 function renderTable(results: readonly Result[]): string {

@@ -39,13 +39,15 @@ export function prepareSidecarSets(docs: readonly SourcedObject[]): PreparedSide
     const errors = validateSidecarSetSchema(object);
     const name = nameOf(object);
     if (errors.length > 0) {
-      problems.push({ source, name, errors });
+      problems.push({ source, name, errors: [...errors, ...rulesBeyondSchema(object, errors)] });
       continue;
     }
     shaped.push({ source, sidecarSet: withHashes(object as unknown as SidecarSet) });
   }
   const sidecarSets: SidecarSet[] = [];
   const seen = new Map<string, string>();
+  // The conflict check skips the SidecarSet with its own name, so one list serves every one.
+  const others = shaped.map((s) => s.sidecarSet);
   for (const { source, sidecarSet } of shaped) {
     const name = sidecarSet.metadata.name ?? '';
     const first = seen.get(name);
@@ -54,7 +56,6 @@ export function prepareSidecarSets(docs: readonly SourcedObject[]): PreparedSide
       continue;
     }
     seen.set(name, source);
-    const others = shaped.map((s) => s.sidecarSet).filter((s) => s !== sidecarSet);
     // Files have no revision store: a SidecarSet pinned to a revision is refused here.
     const errors = validateSidecarSet(sidecarSet, { others, revisions: [] });
     if (errors.length > 0) problems.push({ source, name, errors });
@@ -75,6 +76,30 @@ export function withHashes(input: SidecarSet): SidecarSet {
     annotations[SIDECARSET_HASH_WITHOUT_IMAGE] = computeSidecarSetHashWithoutImage(ss.spec);
   }
   return { ...ss, metadata: { ...ss.metadata, annotations } };
+}
+
+/**
+ * The webhook's rules on a SidecarSet that already fails the schema, so that one run shows
+ * both kinds of problem (the API server would stop at the schema). The rules expect the schema's
+ * shape: if the wrong shape makes them fail, the schema errors alone are the answer. Rule errors
+ * on a field the schema already rejects are left out.
+ */
+function rulesBeyondSchema(
+  object: Readonly<Record<string, unknown>>,
+  schemaErrors: readonly FieldError[],
+): FieldError[] {
+  let errors: FieldError[];
+  try {
+    errors = validateSidecarSet(withHashes(object as unknown as SidecarSet), {
+      others: [],
+      revisions: [],
+    });
+  } catch {
+    return [];
+  }
+  const within = (field: string, parent: string): boolean =>
+    field === parent || field.startsWith(`${parent}.`) || field.startsWith(`${parent}[`);
+  return errors.filter((e) => !schemaErrors.some((s) => within(e.field, s.field)));
 }
 
 function nameOf(object: Readonly<Record<string, unknown>>): string {

@@ -10,8 +10,11 @@ import type { LoadedDocument } from './documents.js';
 import { inputError, readManifests } from './documents.js';
 
 /** Reads SidecarSets, defaulted, hashed and validated as the admission webhooks would. */
-export async function loadSidecarSets(path: string): Promise<PreparedSidecarSets> {
-  const docs = await readManifests(path);
+export async function loadSidecarSets(
+  path: string,
+  stdin?: NodeJS.ReadableStream,
+): Promise<PreparedSidecarSets> {
+  const docs = await readManifests(path, stdin);
   for (const doc of docs) requireKind(doc, 'SidecarSet');
   return prepareSidecarSets(docs);
 }
@@ -24,9 +27,12 @@ export function describeProblems(prepared: PreparedSidecarSets): string[] {
 }
 
 /** Namespace name → labels, each with the name label the API server always sets. */
-export async function loadNamespaces(path: string): Promise<Map<string, Labels>> {
+export async function loadNamespaces(
+  path: string,
+  stdin?: NodeJS.ReadableStream,
+): Promise<Map<string, Labels>> {
   const namespaces = new Map<string, Labels>();
-  for (const doc of await readManifests(path)) {
+  for (const doc of await readManifests(path, stdin)) {
     requireKind(doc, 'Namespace');
     const metadata = isPlainObject(doc.object['metadata']) ? doc.object['metadata'] : {};
     const name = metadata['name'];

@@ -220,7 +220,7 @@ describe('sidecarset inject', () => {
         nginxPod,
       ],
       1,
-      /invalid SidecarSets:\n.*ss\.yaml: SidecarSet "s": spec: Required value: no initContainer or container defined/,
+      /^\S*ss\.yaml: SidecarSet "s": spec: Required value: no initContainer or container defined/,
     ],
     [
       'a missing required flag',
@@ -296,6 +296,55 @@ describe('sidecarset validate', () => {
     );
     assert.match(result.stderr, /bad\.yaml#2: SidecarSet "b": spec\.selector/);
     assert.match(result.stderr, /bad\.yaml#2: SidecarSet "b": spec\.containers\[0\]\.name/);
+  });
+
+  it('shows schema and rule errors of one SidecarSet together', async () => {
+    const file = await tempFile(
+      'both.yaml',
+      [
+        'apiVersion: apps.kruise.io/v1alpha1',
+        'kind: SidecarSet',
+        'metadata: {name: Bad_Name}',
+        'spec:',
+        '  selector: {matchLabels: {app: web}}',
+        '  bogus: 1',
+        '  containers: [{name: agent, image: agent:1}]',
+      ].join('\n'),
+    );
+    const result = await runCli(['validate', '--sidecarsets', file]);
+    assert.equal(result.code, 1);
+    // The schema's error, then the webhook rule's.
+    assert.match(
+      result.stderr,
+      /both\.yaml: SidecarSet "Bad_Name": spec\.bogus: Forbidden: unknown field\n/,
+    );
+    assert.match(
+      result.stderr,
+      /both\.yaml: SidecarSet "Bad_Name": metadata\.name: Invalid value: "Bad_Name"/,
+    );
+  });
+
+  it('leaves out a rule error on a field the schema already rejects', async () => {
+    const file = await tempFile(
+      'typed.yaml',
+      'apiVersion: apps.kruise.io/v1alpha1\nkind: SidecarSet\nmetadata: {name: s}\nspec: {selector: {matchLabels: {app: a}}, containers: 3}\n',
+    );
+    const result = await runCli(['validate', '--sidecarsets', file]);
+    assert.equal(result.code, 1);
+    assert.deepEqual(
+      result.stderr
+        .trim()
+        .split('\n')
+        .map((l) => l.replace(/^.*?: SidecarSet "s": /, '')),
+      ['spec.containers: Invalid value: 3: must be of type array'],
+    );
+  });
+
+  it('fails on an input that holds no SidecarSet', async () => {
+    const result = await runCli(['validate', '--sidecarsets', await tempFile('empty.yaml', '')]);
+    assert.equal(result.code, 1);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /empty\.yaml: no SidecarSet found\n$/);
   });
 
   it('refuses a SidecarSet pinned to a revision: there is no revision store', async () => {

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+
+import { parse as parseYaml } from 'yaml';
 
 import { runPlan } from '../../src/cli/plan.js';
 import type { Io } from '../../src/cli/io.js';
@@ -143,7 +145,13 @@ describe('sidecarset plan', () => {
     const both = join(dir, 'sets.yaml');
     const noPartitionDoc = (await readManifests(noPartition))[0];
     assert.ok(noPartitionDoc);
-    const renamed = { ...noPartitionDoc.object, metadata: { name: 'second' } };
+    // Another name and another container: the same container in both would be a conflict.
+    const spec = noPartitionDoc.object['spec'] as { containers: { name: string }[] };
+    const renamed = {
+      ...noPartitionDoc.object,
+      metadata: { name: 'second' },
+      spec: { ...spec, containers: spec.containers.map((c) => ({ ...c, name: `${c.name}-b` })) },
+    };
     await writeFile(
       both,
       [JSON.stringify((await readManifests(grayRelease))[0]?.object), JSON.stringify(renamed)].join(
@@ -151,11 +159,12 @@ describe('sidecarset plan', () => {
       ),
     );
     const json = memoryIo();
-    await runPlan(
+    const code = await runPlan(
       { sidecarsets: both, pods: podsFile, output: 'json', simulate: false },
       json.io,
       now,
     );
+    assert.equal(code, 0, json.err());
     const results = JSON.parse(json.out()) as { sidecarSet: string; upgrade: string[] }[];
     assert.deepEqual(
       results.map((r) => r.sidecarSet),
@@ -230,6 +239,44 @@ describe('sidecarset plan', () => {
         now,
       ),
       /the Pod has no metadata/,
+    );
+  });
+
+  it('-o yaml prints what -o json prints', async () => {
+    const runs = await Promise.all(
+      (['json', 'yaml'] as const).map(async (output) => {
+        const { io, out } = memoryIo();
+        const code = await runPlan(
+          { sidecarsets: grayRelease, pods: podsFile, output, simulate: true },
+          io,
+          now,
+        );
+        assert.equal(code, 0);
+        return out();
+      }),
+    );
+    const [json, yaml] = runs;
+    assert.ok(json !== undefined && yaml !== undefined);
+    assert.match(yaml, /^sidecarSet: sidecarset\n/);
+    assert.deepEqual(parseYaml(yaml), JSON.parse(json));
+  });
+
+  it('refuses an invalid SidecarSet as validate does, exit 1', async () => {
+    const bad = join(dir, 'bad-budget.yaml');
+    const text = await readFile(noPartition, 'utf8');
+    assert.match(text, /maxUnavailable: 10%/);
+    await writeFile(bad, text.replace('maxUnavailable: 10%', 'maxUnavailable: "abc%"'));
+    const { io, out, err } = memoryIo();
+    const code = await runPlan(
+      { sidecarsets: bad, pods: podsFile, output: 'table', simulate: true },
+      io,
+      now,
+    );
+    assert.equal(code, 1);
+    assert.equal(out(), '');
+    assert.match(
+      err(),
+      /^\S*bad-budget\.yaml: SidecarSet "sidecarset": spec\.updateStrategy\.maxUnavailable: Invalid value: "abc%"/,
     );
   });
 

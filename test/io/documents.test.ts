@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 
-import { parseManifests, readManifests } from '../../src/io/documents.js';
+import { checkOneStdin, parseManifests, readManifests } from '../../src/io/documents.js';
 
 describe('parseManifests', () => {
   it('reads several YAML documents, skipping empty ones', () => {
@@ -40,6 +40,23 @@ describe('parseManifests', () => {
     );
   });
 
+  it('reads JSON that is not one value (a syntax error, a stream) as YAML would', () => {
+    assert.deepEqual(
+      parseManifests('{"kind": "A"}\n---\n{"kind": "B"}\n', 's.json').map((d) => d.source),
+      ['s.json#1', 's.json#2'],
+    );
+    assert.throws(() => parseManifests('{"kind": "A",\n "spec": {]}', 'bad.json'), {
+      code: 'SI_ERR_BAD_INPUT',
+      message: /^bad\.json: is not valid YAML or JSON at line 2, column \d+/,
+    });
+  });
+
+  it('names the document that is not valid YAML, and only that one', () => {
+    assert.throws(() => parseManifests('kind: A\n---\na: [1\n---\nkind: C\n', 'f.yaml'), {
+      message: /^f\.yaml#2: is not valid YAML or JSON at line \d+, column \d+/,
+    });
+  });
+
   const bad: [string, string, RegExp][] = [
     ['invalid YAML', 'a: [1, 2\n', /^f\.yaml: is not valid YAML or JSON at line \d+, column \d+/],
     ['a scalar', '42\n', /^f\.yaml: is not an object$/],
@@ -56,6 +73,21 @@ describe('parseManifests', () => {
   }
 });
 
+describe('checkOneStdin', () => {
+  it('lets one flag read stdin and refuses two', () => {
+    checkOneStdin({ '--sidecarsets': 'a.yaml', '--pods': '-', '--namespaces': undefined });
+    assert.throws(
+      () => {
+        checkOneStdin({ '--sidecarsets': '-', '--pods': '-' });
+      },
+      {
+        code: 'SI_ERR_BAD_INPUT',
+        message: 'only one of --sidecarsets, --pods can read standard input (-)',
+      },
+    );
+  });
+});
+
 describe('readManifests', () => {
   it('reads a directory: its manifest files in name order, nothing else', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'docs-'));
@@ -69,6 +101,19 @@ describe('readManifests', () => {
       docs.map((d) => d.object['kind']),
       ['A', 'B', 'C'],
     );
+  });
+
+  it('reads 300,000 documents of one file without overflowing the stack', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'docs-'));
+    const file = join(dir, 'many.json');
+    const items = Array.from({ length: 300_000 }, (_, i) => ({ kind: 'Pod', i }));
+    await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+    const docs = await readManifests(file);
+    assert.equal(docs.length, 300_000);
+    assert.deepEqual(docs[299_999], {
+      source: `${file}.items[299999]`,
+      object: { kind: 'Pod', i: 299_999 },
+    });
   });
 
   it('reads stdin for -', async () => {

@@ -1,0 +1,146 @@
+/**
+ * `sidecarset completion bash|zsh`: a shell completion script generated from the commander
+ * program itself, so that every command, flag and choice the CLI has is completed and none that
+ * it lacks.
+ */
+import type { Command, Option } from 'commander';
+
+export const SHELLS = ['bash', 'zsh'] as const;
+export type Shell = (typeof SHELLS)[number];
+
+interface FlagInfo {
+  names: string[];
+  description: string;
+  /** Takes a value: its choices, or [] for a free value (a path, a number). */
+  values?: readonly string[];
+}
+
+interface CommandInfo {
+  name: string;
+  description: string;
+  flags: FlagInfo[];
+  /** Choices of the first positional argument, if it has any. */
+  argument?: readonly string[];
+}
+
+export function completionScript(program: Command, shell: Shell): string {
+  const name = program.name();
+  const commands = program.commands.map(describeCommand);
+  return shell === 'bash' ? bashScript(name, commands) : zshScript(name, commands);
+}
+
+function describeCommand(command: Command): CommandInfo {
+  const help = command.createHelp();
+  const flags = help.visibleOptions(command).map(describeFlag);
+  const argument = command.registeredArguments[0]?.argChoices;
+  return {
+    name: command.name(),
+    description: command.description(),
+    flags,
+    ...(argument === undefined ? {} : { argument }),
+  };
+}
+
+function describeFlag(option: Option): FlagInfo {
+  const names = [option.short, option.long].filter((n): n is string => n !== undefined);
+  // An optional value (`--controller [bool]`) is completed as a plain flag.
+  const values = option.required ? (option.argChoices ?? []) : undefined;
+  return { names, description: option.description, ...(values === undefined ? {} : { values }) };
+}
+
+function bashScript(name: string, commands: readonly CommandInfo[]): string {
+  const fn = `_${name.replace(/\W/g, '_')}`;
+  const cases = commands.map((c) => {
+    const valueCases = c.flags
+      .filter((f) => f.values !== undefined)
+      .map((f) => {
+        const reply =
+          f.values !== undefined && f.values.length > 0
+            ? `COMPREPLY=($(compgen -W "${f.values.join(' ')}" -- "$cur"))`
+            : 'COMPREPLY=()';
+        return `        ${f.names.join('|')}) ${reply}; return ;;`;
+      });
+    const words = [...c.flags.flatMap((f) => f.names), ...(c.argument ?? [])].join(' ');
+    return [
+      `    ${c.name})`,
+      ...(valueCases.length > 0 ? ['      case "$prev" in', ...valueCases, '      esac'] : []),
+      `      COMPREPLY=($(compgen -W "${words}" -- "$cur"))`,
+      '      ;;',
+    ].join('\n');
+  });
+  return `# bash completion for ${name}: source it, or install it as
+# /usr/share/bash-completion/completions/${name}
+${fn}() {
+  local cur prev cmd i
+  cur="\${COMP_WORDS[COMP_CWORD]}"
+  prev="\${COMP_WORDS[COMP_CWORD-1]}"
+  cmd=""
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    case "\${COMP_WORDS[i]}" in
+      -*) ;;
+      *) cmd="\${COMP_WORDS[i]}"; break ;;
+    esac
+  done
+  case "$cmd" in
+    "")
+      COMPREPLY=($(compgen -W "${commands.map((c) => c.name).join(' ')} -h --help -V --version" -- "$cur"))
+      ;;
+${cases.join('\n')}
+  esac
+}
+# With no reply (a flag that takes a path), bash completes file names.
+complete -o default -F ${fn} ${name}
+`;
+}
+
+function zshScript(name: string, commands: readonly CommandInfo[]): string {
+  const fn = `_${name.replace(/\W/g, '_')}`;
+  const list = commands.map((c) => `    '${zshEscape(c.name)}:${zshEscape(c.description)}'`);
+  const cases = commands.map((c) => {
+    const specs = c.flags.map((f) => `        ${zshFlagSpec(f)}`);
+    if (c.argument !== undefined) specs.push(`        '1:argument:(${c.argument.join(' ')})'`);
+    return [`    ${c.name})`, '      _arguments -s \\', specs.join(' \\\n'), '      ;;'].join('\n');
+  });
+  return `#compdef ${name}
+# zsh completion for ${name}: source it, or save it as _${name} in a directory of $fpath
+${fn}() {
+  local -a commands
+  commands=(
+${list.join('\n')}
+  )
+  if (( CURRENT == 2 )); then
+    _describe -t commands '${name} command' commands
+    return
+  fi
+  local cmd=\${words[2]}
+  shift words
+  (( CURRENT-- ))
+  case $cmd in
+${cases.join('\n')}
+  esac
+}
+if [[ \${funcstack[1]} == ${fn} ]]; then
+  ${fn} "$@"
+else
+  compdef ${fn} ${name}
+fi
+`;
+}
+
+function zshFlagSpec(flag: FlagInfo): string {
+  const description = `[${zshEscape(flag.description)}]`;
+  const value =
+    flag.values === undefined
+      ? ''
+      : flag.values.length > 0
+        ? `:value:(${flag.values.join(' ')})`
+        : ':value:_files';
+  if (flag.names.length === 1) return `'${flag.names[0] ?? ''}${description}${value}'`;
+  const group = `(${flag.names.join(' ')})`;
+  return `'${group}'{${flag.names.join(',')}}'${description}${value}'`;
+}
+
+/** Inside single quotes, in an _arguments spec: no quote, no brackets or colons unescaped. */
+function zshEscape(text: string): string {
+  return text.replace(/'/g, `'\\''`).replace(/([[\]:])/g, '\\$1');
+}
