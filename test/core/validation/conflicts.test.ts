@@ -1,9 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+
+import fc from 'fast-check';
 import type { SidecarSet } from '../../../src/core/sidecarset-types.js';
 import { formatFieldError, formatFieldErrors } from '../../../src/core/validation/field-error.js';
 import { validateSidecarSet } from '../../../src/core/validation/sidecarset.js';
-import { sidecarSetsOverlap } from '../../../src/core/validation/sidecarset-conflicts.js';
+import {
+  sidecarSetsOverlap,
+  validateCrossSidecarSetConflicts,
+} from '../../../src/core/validation/sidecarset-conflicts.js';
+import { simpleCrossSidecarSetConflicts } from '../../support/simple-conflicts.js';
 import { initSidecar, makeSidecarSet, sidecar } from './fixtures.js';
 
 const hostPath = (path: string): object => ({ path, type: '' });
@@ -159,4 +165,76 @@ test('TestValidateSidecarSetCanaryAnnotations', () => {
     ),
     'metadata: Invalid value: {"apps.kruise.io/sidecarset-base":"base","apps.kruise.io/sidecarset-canary":"true"}: RollingUpdate is not supported for canary sidecarSet',
   );
+});
+
+/** SidecarSets drawn from small pools of names, so that conflicts and overlaps are common. */
+const arbitrarySidecarSet = fc
+  .record({
+    name: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+    containers: fc.uniqueArray(fc.constantFrom('c1', 'c2', 'c3')),
+    initContainers: fc.uniqueArray(fc.constantFrom('c1', 'i1', 'i2')),
+    volumes: fc.array(
+      fc.record({ name: fc.constantFrom('v1', 'v2'), path: fc.constantFrom('/a', '/b') }),
+      { maxLength: 3 },
+    ),
+    patches: fc.array(
+      fc.record({
+        keys: fc.uniqueArray(fc.constantFrom('k1', 'k2', 'k3')),
+        policy: fc.constantFrom('Retain', 'Overwrite', 'MergePatchJson', undefined),
+      }),
+      { maxLength: 2 },
+    ),
+    app: fc.constantFrom('web', 'db', undefined),
+    namespace: fc.constantFrom('x', 'y', undefined),
+    canaryOf: fc.constantFrom('a', 'b', undefined),
+  })
+  .map((r): SidecarSet => {
+    const ss = makeSidecarSet(r.name, {
+      selector: r.app === undefined ? {} : { matchLabels: { app: r.app } },
+      containers: r.containers.map((c) => sidecar(c)),
+      initContainers: r.initContainers.map((c) => initSidecar(c)),
+      volumes: r.volumes.map((v) => ({ name: v.name, hostPath: hostPath(v.path) })),
+      patchPodMetadata: r.patches.map((p) => ({
+        annotations: Object.fromEntries(p.keys.map((k) => [k, '{}'])),
+        ...(p.policy === undefined ? {} : { patchPolicy: p.policy }),
+      })),
+      ...(r.namespace === undefined ? {} : { namespace: r.namespace }),
+    });
+    if (r.canaryOf !== undefined) {
+      ss.metadata.annotations = {
+        'apps.kruise.io/sidecarset-canary': 'true',
+        'apps.kruise.io/sidecarset-base': r.canaryOf,
+      };
+    }
+    return ss;
+  });
+
+test('the indexed conflict check finds exactly what comparing with every other finds', () => {
+  fc.assert(
+    fc.property(
+      fc.array(arbitrarySidecarSet, { maxLength: 12 }),
+      arbitrarySidecarSet,
+      (all, extra) => {
+        for (const ss of [...all, extra]) {
+          assert.deepEqual(
+            validateCrossSidecarSetConflicts(ss, all),
+            simpleCrossSidecarSetConflicts(ss, all),
+          );
+        }
+      },
+    ),
+    { numRuns: 2000 },
+  );
+});
+
+test('the conflict index follows a new array of SidecarSets', () => {
+  const a = makeSidecarSet('a');
+  const b = makeSidecarSet('b');
+  const c = makeSidecarSet('c', { containers: [sidecar('other')] });
+  assert.equal(validateCrossSidecarSetConflicts(a, [a, c]).length, 0);
+  assert.equal(validateCrossSidecarSetConflicts(a, [a, b]).length, 1);
+  const growing = [a, c];
+  assert.equal(validateCrossSidecarSetConflicts(a, growing).length, 0);
+  growing.push(b);
+  assert.equal(validateCrossSidecarSetConflicts(a, growing).length, 1);
 });
