@@ -2,14 +2,14 @@
  * The serving certificate: read from files and reloaded when they change on disk (cert-manager
  * rotation, Secret updates), or generated for development (a CA plus a localhost certificate).
  */
-import { X509Certificate, randomBytes } from 'node:crypto';
+import { X509Certificate, createPrivateKey, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
 
-import type { FSWatcher } from 'chokidar';
-import { watch } from 'chokidar';
 import { generate } from 'selfsigned';
+
+import { watchPaths } from '../cache/watch-paths.js';
 
 export interface TlsPair {
   cert: string;
@@ -23,10 +23,32 @@ export async function readTlsPair(certFile: string, keyFile: string): Promise<Tl
   return checkTlsPair(cert, key);
 }
 
+/**
+ * Rejects anything but whole certificates and the private key of the first one.
+ * createSecureContext alone is not enough: it accepts an empty key (a file read while it is
+ * rewritten) and serves a context without one, whose handshakes fail (issue 15).
+ */
 export function checkTlsPair(cert: string, key: string): TlsPair {
-  const x509 = new X509Certificate(cert);
-  createSecureContext({ cert, key }); // throws when the key does not match the certificate
-  return { cert, key, notAfter: new Date(x509.validTo) };
+  const blocks = pemBlocks(cert, 'CERTIFICATE');
+  const [leaf] = blocks.map((block) => new X509Certificate(block));
+  if (leaf === undefined) throw new Error('the certificate file holds no certificate');
+  if (key.trim() === '') throw new Error('the key file is empty');
+  if (!leaf.checkPrivateKey(createPrivateKey(key))) {
+    throw new Error('the key does not belong to the certificate');
+  }
+  createSecureContext({ cert, key }); // whatever else OpenSSL refuses
+  return { cert, key, notAfter: new Date(leaf.validTo) };
+}
+
+const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
+
+/** The PEM blocks of `label` in `text`; throws on a block cut off by a file still being written. */
+function pemBlocks(text: string, label: string): string[] {
+  const blocks = [...text.matchAll(PEM_BLOCK)];
+  if (text.split('-----BEGIN ').length - 1 !== blocks.length) {
+    throw new Error(`the ${label.toLowerCase()} file holds an incomplete PEM block`);
+  }
+  return blocks.filter((m) => m[1] === label).map((m) => m[0]);
 }
 
 export interface TlsWatch {
@@ -34,9 +56,10 @@ export interface TlsWatch {
 }
 
 /**
- * Calls onChange with the new pair whenever the files change and hold a valid pair. Kubernetes
- * updates mounted Secrets by swapping a symlinked directory, so the directories are watched, and
- * a periodic re-read covers file systems that do not report changes.
+ * Calls onChange with the new pair whenever the files change and hold a valid pair, within a
+ * fraction of a second also when they sit behind a mounted Secret's `..data` symlink (see
+ * src/cache/watch-paths.ts). A pair read halfway through a rewrite is refused and read again
+ * on the next change, or a second later in case that change came before the read.
  */
 export function watchTlsPair(
   certFile: string,
@@ -46,7 +69,9 @@ export function watchTlsPair(
 ): TlsWatch {
   let last = '';
   let checking = Promise.resolve();
-  const check = (): void => {
+  let retry: NodeJS.Timeout | undefined;
+  const check = (isRetry = false): void => {
+    clearTimeout(retry);
     checking = checking.then(async () => {
       try {
         const pair = await readTlsPair(certFile, keyFile);
@@ -55,23 +80,30 @@ export function watchTlsPair(
         last = fingerprint;
       } catch (err) {
         handlers.onError(err);
+        if (isRetry) return;
+        retry = setTimeout(check, RETRY_MS, true);
+        retry.unref();
       }
     });
   };
   check();
-  const dirs = [...new Set([dirname(certFile), dirname(keyFile)])];
-  const watcher: FSWatcher = watch(dirs, { ignoreInitial: true, depth: 1 });
-  watcher.on('all', check);
-  const timer = setInterval(check, pollMs);
-  timer.unref();
+  const watcher = watchPaths(
+    [certFile, keyFile],
+    () => {
+      check();
+    },
+    { pollMs, onError: handlers.onError },
+  );
   return {
     async close() {
-      clearInterval(timer);
-      await watcher.close();
+      watcher.close();
       await checking;
+      clearTimeout(retry);
     },
   };
 }
+
+const RETRY_MS = 1000;
 
 export interface DevCertificates {
   caFile: string;
