@@ -190,25 +190,38 @@ export async function renderCrd(): Promise<string> {
   return format(doc.toString({ lineWidth: 0 }), { ...options, parser: 'yaml' });
 }
 
-async function main(args: readonly string[]): Promise<number> {
-  const text = await renderCrd();
+/**
+ * Writes a generated file, or with `--check` in `args` only compares: 1 (and a message naming
+ * `command`) if the committed file differs.
+ */
+export function writeGenerated(
+  path: string,
+  text: string,
+  args: readonly string[],
+  command: string,
+): number {
   if (args.includes('--check')) {
     let current = '';
     try {
-      current = readFileSync(CRD_PATH, 'utf8');
+      current = readFileSync(path, 'utf8');
     } catch {
       // missing: stale
     }
     if (current === text) return 0;
-    process.stderr.write(`${CRD_PATH} is stale: run node --import tsx scripts/gen-crd.ts\n`);
+    process.stderr.write(`${path} is stale: run ${command}\n`);
     return 1;
   }
-  writeFileSync(CRD_PATH, text);
-  process.stderr.write(`wrote ${CRD_PATH}\n`);
+  writeFileSync(path, text);
+  process.stderr.write(`wrote ${path}\n`);
   return 0;
 }
 
 const entry = process.argv[1];
 if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) {
-  process.exitCode = await main(process.argv.slice(2));
+  process.exitCode = writeGenerated(
+    CRD_PATH,
+    await renderCrd(),
+    process.argv.slice(2),
+    'node --import tsx scripts/gen-crd.ts',
+  );
 }

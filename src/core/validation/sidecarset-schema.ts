@@ -486,14 +486,6 @@ export const SIDECARSET_SCHEMA = {
           'Only pods in namespaces whose labels match; unset: every namespace. Not together ' +
             'with namespace.',
         ),
-        initContainers: {
-          type: 'array',
-          description:
-            "Init containers added to the pod's init containers at pod creation. Plain init " +
-            'containers are never upgraded; those with restartPolicy Always (native sidecars) ' +
-            'are upgraded in place like containers.',
-          items: sidecarContainer('An init container, with the SidecarSet fields of a sidecar.'),
-        },
         containers: {
           type: 'array',
           description:
@@ -504,6 +496,14 @@ export const SIDECARSET_SCHEMA = {
             'A core/v1 container, any of whose fields may be given, plus how to inject and ' +
               'upgrade it.',
           ),
+        },
+        initContainers: {
+          type: 'array',
+          description:
+            "Init containers added to the pod's init containers at pod creation. Plain init " +
+            'containers are never upgraded; those with restartPolicy Always (native sidecars) ' +
+            'are upgraded in place like containers.',
+          items: sidecarContainer('An init container, with the SidecarSet fields of a sidecar.'),
         },
         volumes: {
           type: 'array',
