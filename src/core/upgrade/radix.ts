@@ -16,13 +16,13 @@ interface Ranks {
  * The indexes 0..n−1 in the order that comparing `keys[0]`, then `keys[1]`, ... (smaller first,
  * as `a − b` compares), then `names` (strings, by UTF-16 code units, as compareStrings orders),
  * then the index itself gives. Only the runs that tie in every key compare their names (over a
- * large fleet they are short). A key holding NaN has no consistent order; the comparator sort that
- * this replaces is then used as it is, so the answer stays the same.
+ * large fleet they are short). The keys hold no NaN, which has no order (sortCandidates' keys are
+ * integers). Its plain twin, a comparator sort, is test/support/radix-reference.ts.
  */
 export function sortIndexesByKeys(
   keys: readonly Float64Array[],
   n: number,
-  names?: readonly string[],
+  names: readonly string[],
 ): Int32Array {
   let order = identity(n);
   let next = new Int32Array(n);
@@ -30,7 +30,6 @@ export function sortIndexesByKeys(
   const used: Float64Array[] = [];
   for (let k = keys.length - 1; k >= 0; k--) {
     const ranked = rankValues(keys[k] as Float64Array, n);
-    if (ranked === undefined) return comparatorSort(keys, n, names);
     if (ranked.count <= 1) continue;
     used.push(keys[k] as Float64Array);
     if (ranked.count <= DIGIT * 2) {
@@ -49,7 +48,7 @@ export function sortIndexesByKeys(
     countingPass(order, next, { ranks: low, count: DIGIT });
     countingPass(next, order, { ranks: high, count: Math.ceil(ranked.count / DIGIT) });
   }
-  if (names !== undefined) settleTies(order, used, names);
+  settleTies(order, used, names);
   return order;
 }
 
@@ -112,23 +111,6 @@ export function identity(n: number): Int32Array<ArrayBuffer> {
   return order;
 }
 
-/** The definition: Array.prototype.sort (stable) with the fields compared in turn. */
-export function comparatorSort(
-  keys: readonly Float64Array[],
-  n: number,
-  names?: readonly string[],
-): Int32Array {
-  const order = Array.from({ length: n }, (_, i) => i);
-  order.sort((a, b) => {
-    for (const key of keys) {
-      const d = (key[a] as number) - (key[b] as number);
-      if (d) return d;
-    }
-    return names === undefined ? a - b : byName(names, a, b);
-  });
-  return Int32Array.from(order);
-}
-
 /** Stable: indexes with the same rank keep their order from `order`. */
 function countingPass(order: Int32Array, into: Int32Array, { ranks, count }: Ranks): void {
   const starts = new Int32Array(count + 1);
@@ -151,17 +133,16 @@ const DIGIT = 1 << 16;
 const WIDEST = 2 ** 31 - 1;
 
 /**
- * Ranks of the first n values; undefined if one is NaN. Integers spanning at most WIDEST are
+ * Ranks of the first n values. Integers spanning at most WIDEST are
  * ranked by their offset from the smallest (gaps are harmless to a counting pass, which takes one
  * pass or two by digit); anything else by its position among the sorted distinct values.
  */
-function rankValues(values: Float64Array, n: number): Ranks | undefined {
+function rankValues(values: Float64Array, n: number): Ranks {
   let min = Infinity;
   let max = -Infinity;
   let integers = true;
   for (let i = 0; i < n; i++) {
     const v = values[i] as number;
-    if (v !== v) return undefined; // NaN
     if (v < min) min = v;
     if (v > max) max = v;
     if (integers && !Number.isInteger(v)) integers = false;

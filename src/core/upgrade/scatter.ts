@@ -1,6 +1,8 @@
 /**
- * scatterStrategy (reference upgrade §4.5 c): OpenKruise's density interleaving, term by term.
- * A term whose value is "*" or missing (key-only scatter, SPEC.md) expands to one term per value of
+ * scatterStrategy: OpenKruise's density interleaving, term by term
+ * (pkg/controller/sidecarset/sidecarset_strategy.go, pkg/util/updatesort/scatter_sort.go).
+ * A term whose value is "*" or missing (key-only scatter, docs/adr/0003-stable-upgrade-order.md)
+ * expands to one term per value of
  * the key, in order of first appearance over all matched pods taken in namespace/name order, so
  * the expansion does not depend on the input order either.
  */
@@ -8,28 +10,41 @@ import type { Labels } from '../selector.js';
 import type { UpdateScatterTerm } from '../sidecarset-types.js';
 import { identity } from './radix.js';
 
-export interface ScatterTerm {
-  key: string;
-  value: string;
-}
-
+/** A pod as the scatter reads it. */
 export interface Labelled {
   labels: Labels;
+  /** Its position among the matched pods. */
+  index: number;
+}
+
+interface ScatterTerm {
+  key: string;
+  value: string;
 }
 
 function label(labels: Labels, key: string): string | undefined {
   return Object.hasOwn(labels, key) ? labels[key] : undefined;
 }
 
-/** parseUpdateScatterTerms, plus key-only terms; repeated key:value pairs are dropped. */
-export function expandScatterTerms(
+/**
+ * The candidates (in the order so far) scattered term after term, as scatterPodsByRule does.
+ * `matched` is every matched pod: the terms' totals count them, and a key-only term expands to
+ * their values in order of first appearance by `byName` (namespace/name).
+ */
+export function scatterCandidates<T extends Labelled>(
   terms: readonly UpdateScatterTerm[],
-  podsInNameOrder: readonly Labelled[],
-): ScatterTerm[] {
-  return expandTerms(terms, (key) => keyValues([key], podsInNameOrder).get(key)?.values() ?? []);
+  candidates: readonly T[],
+  matched: readonly T[],
+  byName: (a: T, b: T) => number,
+): T[] {
+  const earlier = (a: number, b: number): number => byName(matched[a] as T, matched[b] as T);
+  const byKey = keyValues([...new Set(terms.map((t) => t.key))], matched, earlier);
+  const order = scatterCoded(byKey, terms, candidates, matched.length);
+  return Array.from(order, (i) => candidates[i] as T);
 }
 
-function expandTerms(
+/** parseUpdateScatterTerms, plus key-only terms; repeated key:value pairs are dropped. */
+export function expandScatterTerms(
   terms: readonly UpdateScatterTerm[],
   valuesOf: (key: string) => readonly string[],
 ): ScatterTerm[] {
@@ -64,7 +79,7 @@ interface KeyValues {
   dictionary: Map<string, number>;
   /** Each pod's code, −1 when it lacks the label. */
   codes: Int32Array;
-  /** The pods' distinct values, in order of first appearance (the key-only expansion). */
+  /** The pods' distinct values, in order of first appearance by `earlier` (key-only terms). */
   values: () => string[];
   /** code → how many pods carry it. */
   totals: number[];
@@ -72,46 +87,23 @@ interface KeyValues {
   carrying: number;
 }
 
-/** KeyValues for each key over the pods, in their order. */
-function keyValues(keys: readonly string[], pods: readonly Labelled[]): Map<string, KeyValues> {
-  const codes = new LabelCodes(keys, pods.length);
-  for (const pod of pods) codes.add(pod.labels);
-  return codes.keyValues();
-}
-
-interface KeyCoding {
-  dictionary: Map<string, number>;
-  codes: Int32Array;
-  totals: number[];
-  carrying: number;
-}
-
-/**
- * The scatter keys' label values as codes, for pods added one at a time: a pod's labels are
- * fetched once for all the keys (over a large fleet, reaching each pod's labels costs more than
- * the lookups), and the planner adds each pod while it reads the pod for everything else.
- */
-export class LabelCodes {
-  private size = 0;
-  private readonly keys: readonly string[];
-  private readonly coded: KeyCoding[];
-
-  /** `capacity`: how many pods at most will be added. */
-  constructor(keys: readonly string[], capacity: number) {
-    this.keys = keys;
-    this.coded = keys.map(() => ({
-      dictionary: new Map<string, number>(),
-      codes: new Int32Array(capacity),
-      totals: [] as number[],
-      carrying: 0,
-    }));
-  }
-
-  add(labels: Labels): void {
-    const i = this.size++;
-    for (let k = 0; k < this.keys.length; k++) {
-      const kv = this.coded[k] as KeyCoding;
-      const value = label(labels, this.keys[k] as string);
+/** KeyValues of each key over the pods, their labels read once per pod for all the keys. */
+function keyValues(
+  keys: readonly string[],
+  pods: readonly Labelled[],
+  earlier: (a: number, b: number) => number,
+): Map<string, KeyValues> {
+  const coded = keys.map(() => ({
+    dictionary: new Map<string, number>(),
+    codes: new Int32Array(pods.length),
+    totals: [] as number[],
+    carrying: 0,
+  }));
+  for (let i = 0; i < pods.length; i++) {
+    const labels = (pods[i] as Labelled).labels;
+    for (let k = 0; k < keys.length; k++) {
+      const kv = coded[k] as (typeof coded)[number];
+      const value = label(labels, keys[k] as string);
       if (value === undefined) {
         kv.codes[i] = -1;
         continue;
@@ -122,26 +114,13 @@ export class LabelCodes {
       kv.carrying++;
     }
   }
-
-  /** How many pods were added. */
-  get count(): number {
-    return this.size;
-  }
-
-  /**
-   * KeyValues per key. Its `values` are in order of first appearance in the order `earlier` gives
-   * the pods (indexes in the order they were added; by default that order itself), worked out
-   * only when asked for (key-only terms).
-   */
-  keyValues(earlier?: (a: number, b: number) => number): Map<string, KeyValues> {
-    return new Map(
-      this.keys.map((key, k) => {
-        const kv = this.coded[k] as KeyCoding;
-        const codes = kv.codes.subarray(0, this.size);
-        return [key, { ...kv, codes, values: () => valuesInOrder(kv, codes, earlier) }];
-      }),
-    );
-  }
+  return new Map(
+    keys.map((key, k) => {
+      const kv = coded[k] as (typeof coded)[number];
+      const values = (): string[] => valuesInOrder(kv.dictionary, kv.codes, earlier);
+      return [key, { ...kv, values }];
+    }),
+  );
 }
 
 /**
@@ -149,12 +128,11 @@ export class LabelCodes {
  * value's first pod is found in one pass, without ordering all the pods.
  */
 function valuesInOrder(
-  kv: KeyCoding,
+  dictionary: ReadonlyMap<string, number>,
   codes: Int32Array,
-  earlier: ((a: number, b: number) => number) | undefined,
+  earlier: (a: number, b: number) => number,
 ): string[] {
-  const byCode = [...kv.dictionary.keys()];
-  if (earlier === undefined) return byCode;
+  const byCode = [...dictionary.keys()];
   const first = new Int32Array(byCode.length).fill(-1);
   for (let i = 0; i < codes.length; i++) {
     const code = codes[i] as number;
@@ -178,25 +156,6 @@ function codeOf(dictionary: Map<string, number>, value: string): number {
   return code;
 }
 
-/**
- * Each candidate's code for the key, −1 when it lacks the label: read from the pods' codes when
- * the caller says where each candidate is among them.
- */
-function candidateCodes(
-  key: string,
-  candidates: readonly Labelled[],
-  kv: KeyValues,
-  positions: Int32Array | undefined,
-): Int32Array {
-  if (positions !== undefined) return positions.map((p) => kv.codes[p] as number);
-  const codes = new Int32Array(candidates.length);
-  candidates.forEach((c, i) => {
-    const value = label(c.labels, key);
-    codes[i] = value === undefined ? -1 : codeOf(kv.dictionary, value);
-  });
-  return codes;
-}
-
 interface CodedTerm {
   /** The candidates' codes for the term's key. */
   codes: Int32Array;
@@ -207,61 +166,24 @@ interface CodedTerm {
   totalMatched: number;
 }
 
-/**
- * The candidates' new order, as indexes into `candidates` (which are in the order so far).
- * `all` is every matched pod in namespace/name order: totals and key-only expansion use it.
- * `positions`, when given, holds the index in `all` of each candidate (the same labels).
- */
-export function scatterOrder(
-  candidates: readonly Labelled[],
-  all: readonly Labelled[],
-  scatter: readonly UpdateScatterTerm[],
-  positions?: Int32Array,
-): number[] {
-  const byKey = keyValues(scatterKeys(scatter), all);
-  const codesOf = (key: string, kv: KeyValues): Int32Array =>
-    candidateCodes(key, candidates, kv, positions);
-  return Array.from(
-    scatterCoded(byKey, scatter, { count: candidates.length, allCount: all.length }, codesOf),
-  );
-}
-
-export function scatterKeys(scatter: readonly UpdateScatterTerm[]): string[] {
-  return [...new Set(scatter.map((t) => t.key))];
-}
-
-/**
- * scatterOrder over pods already coded: `codes` holds every matched pod (keys from scatterKeys),
- * `byName` orders them (as indexes) by namespace/name, `positions` holds each candidate's index
- * among them (candidates in the order so far). The new order, as indexes into `positions`.
- */
-export function scatterCodedPods(
-  codes: LabelCodes,
-  byName: (a: number, b: number) => number,
-  scatter: readonly UpdateScatterTerm[],
-  positions: Int32Array,
-): Int32Array {
-  const byKey = codes.keyValues(byName);
-  const codesOf = (_key: string, kv: KeyValues): Int32Array =>
-    positions.map((p) => kv.codes[p] as number);
-  return scatterCoded(byKey, scatter, { count: positions.length, allCount: codes.count }, codesOf);
-}
-
+/** The candidates' new order, as indexes into `candidates`. */
 function scatterCoded(
   byKey: ReadonlyMap<string, KeyValues>,
   scatter: readonly UpdateScatterTerm[],
-  { count, allCount }: { count: number; allCount: number },
-  codesOf: (key: string, kv: KeyValues) => Int32Array,
+  candidates: readonly Labelled[],
+  allCount: number,
 ): Int32Array {
+  const count = candidates.length;
   const valuesOfKey = (key: string): KeyValues => byKey.get(key) as KeyValues;
-  const terms = expandTerms(scatter, (key) => valuesOfKey(key).values());
+  const terms = expandScatterTerms(scatter, (key) => valuesOfKey(key).values());
   if (terms.length === 0 || count <= 1) return identity(count);
   const codesByKey = new Map<string, Int32Array>();
   const codedTerms = terms.map((t): CodedTerm => {
     const kv = valuesOfKey(t.key);
     let codes = codesByKey.get(t.key);
     if (codes === undefined) {
-      codes = codesOf(t.key, kv);
+      const all = kv.codes;
+      codes = Int32Array.from(candidates, (c) => all[c.index] as number);
       codesByKey.set(t.key, codes);
     }
     const code = codeOf(kv.dictionary, t.value);

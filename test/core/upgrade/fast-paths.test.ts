@@ -16,7 +16,7 @@ import {
   quotedGoJson,
 } from '../../../src/core/pod-hash-annotation.js';
 import type { UpdatePriorityStrategy } from '../../../src/core/sidecarset-types.js';
-import { candidateComparator, candidateOrder, orderKey } from '../../../src/core/upgrade/order.js';
+import { sortCandidates } from '../../../src/core/upgrade/order.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import type { LabelSelector } from '../../../src/core/k8s-types.js';
 import {
@@ -36,6 +36,12 @@ import {
   isStateConsistent,
   upgradability,
 } from '../../../src/core/upgrade/pod-state.js';
+import {
+  asCandidates,
+  candidateComparator,
+  orderKey,
+  sortCandidatesByComparator,
+} from '../../support/candidate-order.js';
 import { names, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
 
 const now = new Date('2026-07-02T10:00:00Z');
@@ -204,8 +210,8 @@ function buildPods(specs: (typeof podArb extends fc.Arbitrary<infer T> ? T : nev
   });
 }
 
-describe('candidateOrder', () => {
-  it('orders exactly as candidateComparator, for pods in namespace/name order', () => {
+describe('sortCandidates', () => {
+  it('orders exactly as its plain twin, the field-by-field comparator', () => {
     const priorities: (UpdatePriorityStrategy | undefined)[] = [
       undefined,
       {
@@ -225,16 +231,11 @@ describe('candidateOrder', () => {
         fc.array(podArb, { maxLength: 40 }),
         fc.constantFrom(...priorities),
         (specs, p) => {
-          const byName = (a: Pod, b: Pod): number => {
-            const x = `${a.metadata.namespace ?? ''}/${a.metadata.name ?? ''}`;
-            const y = `${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`;
-            return x < y ? -1 : x > y ? 1 : 0;
-          };
-          const pods = buildPods(specs).sort(byName);
-          const keys = pods.map((pod) => orderKey(pod, pod.metadata.namespace ?? '', p));
-          const expected = [...keys].sort(candidateComparator(p)).map((k) => k.name);
-          const actual = candidateOrder(pods, p).map((i) => pods[i]?.metadata.name);
-          assert.deepEqual(actual, expected);
+          const candidates = asCandidates(buildPods(specs));
+          assert.deepEqual(
+            sortCandidates(candidates, p),
+            sortCandidatesByComparator(candidates, p),
+          );
         },
       ),
       { numRuns: 300 },

@@ -2,25 +2,56 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { Pod } from '../../../src/core/k8s-types.js';
-import type { OrderKey } from '../../../src/core/upgrade/order.js';
-import {
-  candidateComparator,
-  compareActivePods,
-  orderKey,
-  trailingNumber,
-} from '../../../src/core/upgrade/order.js';
+import type { Labels } from '../../../src/core/selector.js';
+import type {
+  UpdatePriorityStrategy,
+  UpdateScatterTerm,
+} from '../../../src/core/sidecarset-types.js';
+import { sortCandidates, trailingNumber } from '../../../src/core/upgrade/order.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
+import type { Labelled } from '../../../src/core/upgrade/scatter.js';
 import {
   expandScatterTerms,
   groupByDensity,
-  scatterOrder,
+  scatterCandidates,
 } from '../../../src/core/upgrade/scatter.js';
+import type { OrderKey } from '../../support/candidate-order.js';
+import {
+  asCandidates,
+  candidateComparator,
+  compareActivePods,
+  orderKey,
+} from '../../support/candidate-order.js';
 import { names, shuffled, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
 
 const now = new Date('2026-07-02T10:00:00Z');
 
 function key(pod: Pod): OrderKey {
   return orderKey(pod, 'default', undefined);
+}
+
+/** The names of the pods in sortCandidates' order. */
+function sortedNames(pods: readonly Pod[], priority?: UpdatePriorityStrategy): string[] {
+  return sortCandidates(asCandidates(pods), priority).map((c) => c.ref.name);
+}
+
+/** scatterCandidates over `candidates`, all of `all` (in namespace/name order), as indexes. */
+function scatterOrder(
+  candidates: readonly { labels: Labels }[],
+  all: readonly { labels: Labels }[],
+  terms: readonly UpdateScatterTerm[],
+): number[] {
+  const matched = all.map(({ labels }, index) => ({ labels, index }));
+  const chosen = candidates.map((c) => matched[all.indexOf(c)] ?? { labels: {}, index: -1 });
+  const byPosition = (a: Labelled, b: Labelled): number => a.index - b.index;
+  return scatterCandidates(terms, chosen, matched, byPosition).map((c) => chosen.indexOf(c));
+}
+
+/** Each key's values in order of first appearance (what the planner gives expandScatterTerms). */
+function valuesIn(pods: readonly { labels: Labels }[]): (key: string) => string[] {
+  return (key) => [
+    ...new Set(pods.flatMap((p) => (Object.hasOwn(p.labels, key) ? [p.labels[key] ?? ''] : []))),
+  ];
 }
 
 describe('default order (ActivePods.Less)', () => {
@@ -53,6 +84,8 @@ describe('default order (ActivePods.Less)', () => {
     it(c.name, () => {
       assert.ok(compareActivePods(key(c.first), key(c.second)) < 0);
       assert.ok(compareActivePods(key(c.second), key(c.first)) > 0);
+      assert.deepEqual(sortedNames([c.second, c.first]), sortedNames([c.first, c.second]));
+      assert.equal(sortedNames([c.second, c.first])[0], c.first.metadata.name);
     });
   }
 
@@ -94,6 +127,7 @@ describe('priorityStrategy', () => {
       .sort(cmp)
       .map((k) => k.name);
     assert.deepEqual(sorted, ['pod-3', 'pod-2', 'pod-1', 'pod-0']);
+    assert.deepEqual(sortedNames(pods, strategy), sorted);
   });
 
   it('weightPriority wins over orderPriority; invalid selectors are skipped', () => {
@@ -170,11 +204,11 @@ describe('scatterStrategy', () => {
     const labelled = ['value-4-0', 'value-4-1', 'value-4-2', 'value-4', 'value-4', 'value-4'].map(
       (v) => ({ labels: { 'key-4': v } }),
     );
-    assert.deepEqual(expandScatterTerms(explicit, labelled), explicit);
+    assert.deepEqual(expandScatterTerms(explicit, valuesIn(labelled)), explicit);
     assert.deepEqual(
       expandScatterTerms(
         [...explicit, { key: 'key-1', value: 'value-1' }, { key: 'key-4', value: '*' }],
-        [{ labels: {} }, ...labelled],
+        valuesIn([{ labels: {} }, ...labelled]),
       ),
       [
         ...explicit,

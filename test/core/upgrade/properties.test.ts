@@ -12,9 +12,10 @@ import type {
 } from '../../../src/core/sidecarset-types.js';
 import { scaleMaxUnavailable } from '../../../src/core/intstr.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
-import { candidateComparator, orderKey, sortKey } from '../../../src/core/upgrade/order.js';
+import { sortCandidates } from '../../../src/core/upgrade/order.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import { simulateRollout } from '../../../src/core/upgrade/simulate.js';
+import { asCandidates, sortCandidatesByComparator } from '../../support/candidate-order.js';
 import { upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
 
 const now = new Date('2026-07-02T10:00:00Z');
@@ -165,8 +166,8 @@ describe('planUpgrade properties', () => {
   });
 });
 
-describe('sortKey', () => {
-  it('orders exactly as candidateComparator', () => {
+describe('sortCandidates', () => {
+  it('orders exactly as its plain twin, the field-by-field comparator', () => {
     const priorities: (UpdatePriorityStrategy | undefined)[] = [
       undefined,
       { weightPriority: [{ weight: 50, matchSelector: { matchLabels: { app: 'a' } } }] },
@@ -174,14 +175,11 @@ describe('sortKey', () => {
     ];
     fc.assert(
       fc.property(fleet, fc.constantFrom(...priorities), (specs, priority) => {
-        const keys = buildPods(specs).map((p) => orderKey(p, p.metadata.namespace ?? '', priority));
-        const byComparator = [...keys].sort(candidateComparator(priority));
-        const byString = [...keys].sort((a, b) => {
-          const x = sortKey(a, priority);
-          const y = sortKey(b, priority);
-          return x < y ? -1 : x > y ? 1 : 0;
-        });
-        assert.deepEqual(byString, byComparator);
+        const candidates = asCandidates(buildPods(specs));
+        assert.deepEqual(
+          sortCandidates(candidates, priority),
+          sortCandidatesByComparator(candidates, priority),
+        );
       }),
       { numRuns: 200 },
     );

@@ -1,7 +1,6 @@
 /**
- * CandidateKeys reads canonical times digit by digit while each candidate is added; the order must
- * be the one the canonical strings (timeOf, compared as strings) give, for any mix of valid and
- * invalid timestamps.
+ * sortCandidates reads canonical times digit by digit; the order must be the one the canonical
+ * strings (timeOf, compared as strings) give, for any mix of valid and invalid timestamps.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -9,13 +8,8 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 
 import type { Pod } from '../../../src/core/k8s-types.js';
-import type { OrderKey } from '../../../src/core/upgrade/order.js';
-import {
-  candidateComparator,
-  candidateOrder,
-  compactTime,
-  orderKey,
-} from '../../../src/core/upgrade/order.js';
+import { compactTime, sortCandidates } from '../../../src/core/upgrade/order.js';
+import { asCandidates, sortCandidatesByComparator } from '../../support/candidate-order.js';
 
 const digitArb = fc.integer({ min: 0, max: 9 }).map(String);
 const digitsArb = (n: number): fc.Arbitrary<string> =>
@@ -78,13 +72,13 @@ describe('candidate time keys', () => {
       fc.property(
         fc.array(fc.tuple(timeArb, fc.option(timeArb, { nil: undefined })), { maxLength: 40 }),
         (times) => {
-          const pods = times.map(([created, ready], i) => pod(i, created, ready));
-          const compare = candidateComparator(undefined);
-          const keys = pods.map((p) => orderKey(p, 'ns', undefined));
-          const expected = keys
-            .map((_, i) => i)
-            .sort((a, b) => compare(keys[a] as OrderKey, keys[b] as OrderKey));
-          assert.deepEqual(candidateOrder(pods, undefined), expected);
+          const candidates = asCandidates(
+            times.map(([created, ready], i) => pod(i, created, ready)),
+          );
+          assert.deepEqual(
+            sortCandidates(candidates, undefined),
+            sortCandidatesByComparator(candidates, undefined),
+          );
         },
       ),
       { numRuns: 500 },
