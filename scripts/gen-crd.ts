@@ -14,8 +14,8 @@
  * - `additionalProperties: true`, or no `additionalProperties` beside `properties` (JSON Schema then
  *   accepts any field), becomes `x-kubernetes-preserve-unknown-fields: true`, so nothing is pruned.
  * - `const` does not exist in a CRD schema; it becomes a one-value `enum`.
- * - The root's apiVersion, kind and metadata are the API server's business: only their types and
- *   descriptions stay.
+ * - The root's apiVersion, kind and metadata are the API server's business: only their types stay,
+ *   and the descriptions of apiVersion and kind (the API server refuses one on metadata).
  * - `status` gets its real, typed shape (the validator does not look at it).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -133,6 +133,7 @@ export function sidecarSetOpenApiSchema(): Schema {
     Object.entries(props).map(([key, value]) => {
       if (key === 'status') return [key, STATUS_SCHEMA];
       if (!SERVER_OWNED.has(key) || !isSchema(value)) return [key, value];
+      if (key === 'metadata') return [key, { type: value['type'] }];
       return [key, { type: value['type'], description: value['description'] }];
     }),
   );

@@ -58,8 +58,9 @@ describe('the SidecarSet CRD explains itself', () => {
     }
   });
 
-  it('has a description on every node', () => {
+  it('has a description on every node but metadata, where the API server refuses one', () => {
     const missing = nodes
+      .filter(([path]) => path !== 'metadata')
       .filter(([, node]) => typeof node['description'] !== 'string' || node['description'] === '')
       .map(([path]) => path);
     assert.deepEqual(missing, []);

@@ -458,7 +458,7 @@ export const SIDECARSET_SCHEMA = {
     metadata: {
       type: 'object',
       description:
-        'Standard object metadata. SidecarSets are cluster-scoped. The webhook writes the ' +
+        'Standard object metadata; SidecarSets are cluster-scoped. The webhook writes the ' +
         'annotations kruise.io/sidecarset-hash and kruise.io/sidecarset-hash-without-image.',
       required: ['name'],
       'x-kubernetes-preserve-unknown-fields': true,
