@@ -1,7 +1,10 @@
-/** How many of the ordered candidates move this round (reference upgrade §4.6). */
+/**
+ * How many of the ordered candidates move this round: calculateUpgradeCount in
+ * pkg/controller/sidecarset/sidecarset_strategy.go.
+ */
 
 export interface BudgetInput {
-  /** Readiness (§3.6) of each candidate, in upgrade order. */
+  /** Readiness (isReady) of each candidate, in upgrade order. */
   candidatesReady: readonly boolean[];
   /** Scaled partition: how many candidates, from the end of the order, stay back. */
   partition: number;

@@ -1,4 +1,7 @@
-/** The exact write for one picked pod (reference upgrade §5.1), as data and as a JSON patch. */
+/**
+ * The exact write for one picked pod, as data and as a JSON patch: updatePodSidecarAndHash in
+ * pkg/controller/sidecarset/sidecarset_processor.go.
+ */
 import {
   SIDECARSET_HASH,
   SIDECARSET_HASH_WITHOUT_IMAGE,

@@ -30,7 +30,7 @@ export interface SidecarSetContext {
   /** sidecarList of the hash entry: containers plus native-sidecar init containers, sorted. */
   sidecarList: readonly string[];
   latestRevision: string;
-  /** metadata.resourceVersion: hot-upgrade slots record the version they run (reference §8). */
+  /** metadata.resourceVersion: hot-upgrade slots record the version they run (util_hotupgrade.go). */
   resourceVersion: string;
   notUpdate: boolean;
   paused: boolean;
@@ -103,7 +103,10 @@ export function sidecarSetContext(sidecarSet: SidecarSet): SidecarSetContext {
   };
 }
 
-/** Reference §3.3: no selector selects every pod; a selector that does not parse selects none. */
+/**
+ * updateStrategy.selector as GetNextUpgradePods reads it: no selector selects every pod; one that
+ * does not parse selects none.
+ */
 function canarySelector(selector: LabelSelector | undefined): (labels: Labels) => boolean {
   if (selector === undefined) return () => true;
   return selectorMatcher(selector);

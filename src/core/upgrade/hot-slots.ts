@@ -1,5 +1,6 @@
 /**
- * Hot upgrade (reference upgrade §8; OpenKruise's util_hotupgrade.go and sidecarset_hotupgrade.go).
+ * Hot upgrade (OpenKruise's pkg/control/sidecarcontrol/util_hotupgrade.go and
+ * pkg/controller/sidecarset/sidecarset_hotupgrade.go).
  * A HotUpgrade sidecar runs in two slot containers, `<name>-1` and `<name>-2`: one works, the other
  * idles on the empty image. An upgrade writes the new image into a slot, which becomes the working
  * one; once it runs and the pod is ready, a flip puts the old slot back on the empty image.

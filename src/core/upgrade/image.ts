@@ -1,5 +1,5 @@
 /**
- * The image comparisons of the state-consistency check (reference upgrade §3.5): distribution's
+ * The image comparisons of the state-consistency check (IsPodStateConsistent): distribution's
  * reference.Parse, without normalisation (so "busybox" and "docker.io/library/busybox" differ, as
  * they do in OpenKruise).
  */

@@ -124,7 +124,7 @@ class CandidateKeys {
   private readonly first: Float64Array;
   /** The orderPriority values (ranked when sorting: larger values first). */
   private readonly levelValues: bigint[] = [];
-  /** compareActivePods' first three fields: unscheduled first, phase rank, not ready first. */
+  /** ActivePods.Less's first three fields: unscheduled first, phase rank, not ready first. */
   private readonly state: Float64Array;
   /** −(most restarts): more restarts first. */
   private readonly restarts: Float64Array;

@@ -161,9 +161,9 @@ export function planUpgrade(
   const budgetSpent = `${plan.budget.maxUnavailable} pods may be unavailable at once and the budget is spent`;
   const partitioned = `the partition keeps ${plan.budget.partition} candidates on the old version`;
   ordered.forEach(({ pod, ref }, k) => {
-    if (k >= outcome.eligible)
+    if (k >= outcome.eligible) {
       plan.held.push({ pod: ref, reason: 'Partition', message: partitioned });
-    else if (k >= outcome.take) {
+    } else if (k >= outcome.take) {
       plan.held.push({ pod: ref, reason: 'MaxUnavailable', message: budgetSpent });
     } else {
       try {
@@ -174,7 +174,9 @@ export function planUpgrade(
       }
     }
   });
-  for (const m of waiting) plan.held.push(hold(m, m.verdict as 'NotSelected' | 'UpgradeInFlight'));
+  for (const m of waiting) {
+    plan.held.push(hold(m, m.verdict === 'NotSelected' ? 'NotSelected' : 'UpgradeInFlight'));
+  }
   return plan;
 }
 

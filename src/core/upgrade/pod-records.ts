@@ -1,6 +1,7 @@
 /**
- * Reading and rewriting the per-SidecarSet records a pod carries: the hash maps (reference
- * upgrade §1.3) and kruise.io/sidecarset-inplace-update-state (§5.1). Reads never throw: a value
+ * Reading and rewriting the per-SidecarSet records a pod carries: the hash maps
+ * (pkg/control/sidecarcontrol/util.go) and kruise.io/sidecarset-inplace-update-state. Reads never
+ * throw: a value
  * that does not parse reads as "no record", as OpenKruise's readers do.
  */
 import { compareStrings, isPlainObject, sortedJson } from '../json.js';

@@ -1,4 +1,7 @@
-/** Per-pod predicates of the upgrade path, exactly as reference upgrade §2.3 and §3 state them. */
+/**
+ * Per-pod predicates of the upgrade path, as OpenKruise's pkg/control/sidecarcontrol/util.go and
+ * sidecarset_control.go define them.
+ */
 import {
   SIDECARSET_HASH,
   SIDECARSET_HASH_WITHOUT_IMAGE,
@@ -53,7 +56,7 @@ function hasContainer(pod: PodReadView, name: string): boolean {
   return false;
 }
 
-/** §3.1: the pod holds every sidecar container (both slots and a working entry for hot ones). */
+/** The pod holds every sidecar container (both slots and a working entry for hot ones). */
 export function hasEverySidecar(ctx: SidecarSetContext, pod: PodReadView): boolean {
   for (const name of ctx.images.keys()) if (!hasContainer(pod, name)) return false;
   if (ctx.hot.length === 0) return true;
@@ -81,7 +84,7 @@ export function workingHotContainers(pod: PodReadView): Record<string, string> {
   }
 }
 
-/** §3.2: the hash the pod records for this SidecarSet is the SidecarSet's hash. */
+/** IsPodSidecarUpdated: the hash the pod records for this SidecarSet is the SidecarSet's hash. */
 export function isUpdated(ctx: SidecarSetContext, pod: PodReadView): boolean {
   return ctx.recordsHash(pod.metadata.annotations?.[SIDECARSET_HASH]);
 }
@@ -96,7 +99,7 @@ export function readyCondition(pod: PodReadView): PodCondition | undefined {
   return undefined;
 }
 
-/** §3.6: Running, Ready=True, not deleting, and every hot-upgrade empty slot on the empty image. */
+/** IsPodReady: Running, Ready=True, not deleting, and every hot-upgrade empty slot on the empty image. */
 export function isReady(ctx: SidecarSetContext, pod: PodReadView): boolean {
   if (ctx.hot.length > 0 && !emptySlotsHoldEmptyImage(ctx, pod)) return false;
   return isRunningAndReady(pod);
@@ -132,7 +135,7 @@ export function hotSlots(
 }
 
 /**
- * §3.5: has the kubelet applied what the spec says for these containers (all sidecar containers
+ * IsPodStateConsistent: has the kubelet applied what the spec says for these containers (all sidecar containers
  * when `names` is omitted)?
  */
 export function isStateConsistent(
@@ -196,7 +199,7 @@ function isUpdateCompleted(
 export type Upgradability = 'candidate' | 'notUpgradable' | 'inFlight';
 
 /**
- * §3.4: a different without-image hash means a change beyond images (not upgradable); a ready
+ * IsSidecarSetUpgradable: a different without-image hash means a change beyond images (not upgradable); a ready
  * sidecar whose last in-place update is not applied yet means wait (in flight). `consistent`:
  * isStateConsistent(ctx, pod), when the caller has it already.
  */

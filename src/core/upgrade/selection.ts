@@ -6,7 +6,7 @@ import type { SidecarSet } from '../sidecarset-types.js';
 
 /**
  * Selector and namespace rules as at injection, except that an injection pause does not stop
- * upgrades of pods already injected (reference upgrade §2.3), so it is ignored here.
+ * upgrades of pods already injected (getMatchingPods), so it is ignored here.
  */
 export function selectsForUpgrade(
   ss: SidecarSet,

@@ -1,4 +1,4 @@
-/** SidecarSet status from the matched pods (reference upgrade §6). */
+/** SidecarSet status from the matched pods (calculateStatus in sidecarset_processor.go). */
 import type { SidecarSet } from '../sidecarset-types.js';
 import type { UpgradeStatus } from './types.js';
 
@@ -10,12 +10,12 @@ export interface StatusCounts {
   updatedReadyPods: number;
 }
 
-/** `counts`: of the matched pods; updated (§3.2), and ready as state-consistent and ready (§3.6). */
+/** `counts`: of the matched pods; updated, and ready as state-consistent and ready. */
 export function computeStatus(sidecarSet: SidecarSet, counts: StatusCounts): UpgradeStatus {
   const status: UpgradeStatus = { ...counts };
   const generation = sidecarSet.metadata.generation;
   if (generation !== undefined) status.observedGeneration = generation;
-  // Revisions are the controller's business (§7.1); the planner reports what it was given.
+  // Revisions are the controller's business (src/controller/revisions.ts); the planner reports what it was given.
   const previous = sidecarSet.status;
   if (previous?.latestRevision !== undefined) status.latestRevision = previous.latestRevision;
   if (previous?.collisionCount !== undefined) status.collisionCount = previous.collisionCount;

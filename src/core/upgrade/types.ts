@@ -17,9 +17,9 @@ export const HOLD_REASONS = [
   'NotSelected',
   'Paused',
   'NotUpdate',
-  /** A sidecar's earlier in-place update is not applied by the kubelet yet (reference §3.4). */
+  /** A sidecar's earlier in-place update is not applied by the kubelet yet. */
   'UpgradeInFlight',
-  /** This round puts finished hot upgrades' old slots back on the empty image first (§8). */
+  /** This round puts finished hot upgrades' old slots back on the empty image first. */
   'HotUpgradeFlip',
   /** spec.patchPodMetadata cannot be applied to the pod (MergePatchJson on a non-JSON value). */
   'PatchPodMetadataError',
@@ -42,7 +42,7 @@ export interface NotUpgradablePod {
 export const EXCLUDE_REASONS = ['Inactive', 'NotInjected', 'MissingSidecar'] as const;
 export type ExcludeReason = (typeof EXCLUDE_REASONS)[number];
 
-/** A pod given to the planner that is not one of the SidecarSet's matched pods (§2.3). */
+/** A pod given to the planner that is not one of the SidecarSet's matched pods. */
 export interface ExcludedPod {
   pod: PodRef;
   reason: ExcludeReason;
@@ -57,7 +57,7 @@ export interface ImageChange {
   to: string;
 }
 
-/** The exact in-place change for one pod (reference §5.1). */
+/** The exact in-place change for one pod. */
 export interface PodUpgrade {
   pod: PodRef;
   images: ImageChange[];
@@ -73,7 +73,7 @@ export interface PodUpgrade {
 }
 
 /**
- * The flip after a hot upgrade (§8): the old slot back on the empty image. The hash annotation
+ * The flip after a hot upgrade: the old slot back on the empty image. The hash annotation
  * does not change; the in-place-update state records the flipped slot.
  */
 export type PodFlip = Omit<PodUpgrade, 'hashEntry'>;
@@ -103,7 +103,7 @@ export interface BudgetSummary {
   eligible: number;
 }
 
-/** Why the planner did nothing at all (reference §2.2 steps 7, 8 and 10). */
+/** Why the planner did nothing at all (UpdateSidecarSet's steps 3, 4 and 6). */
 export type StopReason = 'NotUpdate' | 'Paused' | 'Complete';
 
 export interface UpgradePlan {

@@ -1,5 +1,6 @@
 /**
- * The pod condition SidecarSetUpgradable (reference upgrade §1.4, §5.2): its message is a JSON map
+ * The pod condition SidecarSetUpgradable (updatePodSidecarSetUpgradableCondition in
+ * pkg/controller/sidecarset/sidecarset_processor.go): its message is a JSON map
  * from SidecarSet name to whether that SidecarSet can upgrade the pod in place.
  */
 import { compareStrings, isPlainObject } from '../json.js';
