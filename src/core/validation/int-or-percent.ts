@@ -1,7 +1,7 @@
 /** appsvalidation.ValidatePositiveIntOrPercent, private to validation. */
 import type { FieldError } from './field-error.js';
 import { invalid } from './field-error.js';
-import { regexError } from '../selector-validation.js';
+import { regexError } from './names-and-selectors.js';
 
 const PERCENT_RE = /^[0-9]+%$/;
 

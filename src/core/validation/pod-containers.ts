@@ -10,7 +10,7 @@ import {
   notSupported,
   required,
 } from './field-error.js';
-import { isDNS1123Label } from '../selector-validation.js';
+import { isDNS1123Label } from './names-and-selectors.js';
 import { validateContainerPorts } from './pod-ports.js';
 import { validateLifecycle, validateProbe } from './pod-probes.js';
 import { validateEnv, validateEnvFrom } from './pod-env.js';

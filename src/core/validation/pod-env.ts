@@ -4,7 +4,7 @@ import type { JsonObject } from '../json.js';
 import type { FieldError } from './field-error.js';
 import { childPath, indexPath, invalid, notSupported, required } from './field-error.js';
 import { isPlainObject } from '../json.js';
-import { isQualifiedName, regexError } from '../selector-validation.js';
+import { isQualifiedName, regexError } from './names-and-selectors.js';
 
 const ENV_SOURCES = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef'];
 const ENV_FIELD_PATHS = [

@@ -2,7 +2,7 @@
 import type { ContainerPort } from '../k8s-types.js';
 import type { FieldError } from './field-error.js';
 import { childPath, duplicate, indexPath, invalid, required } from './field-error.js';
-import { maxLenError } from '../selector-validation.js';
+import { maxLenError } from './names-and-selectors.js';
 
 export const PORT_RANGE_ERROR = 'must be between 1 and 65535, inclusive';
 

@@ -4,7 +4,7 @@ import type { ObjectFieldSelector } from '../k8s-types.js';
 import type { FieldError } from './field-error.js';
 import { childPath, indexPath, invalid, notSupported, required } from './field-error.js';
 import { POD_INJECT_POLICIES, SHARE_VOLUME_POLICIES } from '../sidecarset-types.js';
-import { isQualifiedName } from '../selector-validation.js';
+import { isQualifiedName } from './names-and-selectors.js';
 import { checkResourceExpression } from './resource-expression.js';
 
 const TRANSFER_FIELD_PATHS = ['metadata.annotations', 'metadata.labels', 'metadata.name'];

@@ -25,7 +25,7 @@ import {
   regexError,
   validateLabelSelector,
   validateLabels,
-} from '../selector-validation.js';
+} from './names-and-selectors.js';
 import { isIntOrPercentSet, validatePositiveIntOrPercent } from './int-or-percent.js';
 import { validateInitSidecar, validateSidecar } from './sidecar-containers.js';
 import { validateFakePodSpec } from './pod-spec.js';

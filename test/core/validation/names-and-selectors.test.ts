@@ -8,8 +8,8 @@ import {
   isValidLabelValue,
   regexError,
   validateLabelSelector,
-} from '../../src/core/selector-validation.js';
-import { formatFieldErrors } from '../../src/core/validation/field-error.js';
+} from '../../../src/core/validation/names-and-selectors.js';
+import { formatFieldErrors } from '../../../src/core/validation/field-error.js';
 
 test('qualified names', () => {
   assert.deepEqual(isQualifiedName('app'), []);

@@ -2,9 +2,9 @@
  * Kubernetes' name and label-selector validation (apimachinery v0.32, the version OpenKruise
  * builds against), returning field errors with the upstream messages.
  */
-import type { LabelSelector, LabelSelectorRequirement } from './k8s-types.js';
-import type { FieldError } from './validation/field-error.js';
-import { childPath, forbidden, indexPath, invalid, required } from './validation/field-error.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../k8s-types.js';
+import type { FieldError } from './field-error.js';
+import { childPath, forbidden, indexPath, invalid, required } from './field-error.js';
 
 const QUALIFIED_NAME_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
 const QUALIFIED_NAME_MSG =
