@@ -5,7 +5,6 @@
 import { Server as HttpsServer } from 'node:https';
 
 import { KubeConfig } from '@kubernetes/client-node';
-import { fastify } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
@@ -18,8 +17,9 @@ import { createController } from '../controller/controller.js';
 import { createClusterSource } from '../k8s/cluster-source.js';
 import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
 import { createControllerMetrics } from '../server/controller-metrics.js';
-import { buildApp, webhookHealth } from '../server/app.js';
-import { registerHealthRoutes } from '../server/health-routes.js';
+import { buildApp, buildHealthApp } from '../server/app.js';
+import type { ServerLimits } from '../server/http-server.js';
+import { DEFAULT_SERVER_LIMITS } from '../server/http-server.js';
 import type { WebhookMetrics } from '../server/metrics.js';
 import { createMetrics } from '../server/metrics.js';
 import type { TlsPair, TlsWatch } from '../server/tls.js';
@@ -41,6 +41,8 @@ export interface ServeOptions {
   /** Run the upgrade controller too (cluster mode only); default true. */
   controller?: boolean;
   controllerOptions?: ControllerFlags;
+  /** The server's limits; default DEFAULT_SERVER_LIMITS. */
+  limits?: ServerLimits;
 }
 
 /** Flags of the upgrade controller, shared by `serve` and `controller`. */
@@ -74,7 +76,11 @@ export interface Served {
   close(): Promise<void>;
 }
 
-/** Starts everything; resolves once the webhook listens. */
+/**
+ * Starts everything; resolves once the webhook listens. When any step fails, what was already
+ * started (informers, controller, certificate watcher, listeners) is stopped before the error is
+ * thrown, so that nothing keeps the process alive.
+ */
 export async function startServe(options: ServeOptions, io: Io): Promise<Served> {
   if ((options.cert === undefined) !== (options.key === undefined)) {
     throw new UsageError('--cert and --key go together');
@@ -85,15 +91,43 @@ export async function startServe(options: ServeOptions, io: Io): Promise<Served>
     );
   }
   const logger = pino({ level: options.logLevel, base: { service: 'sidecarset' } }, io.stdout);
+  // Stopped in reverse order of start.
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async (): Promise<void> => {
+    for (const stop of stops.splice(0).reverse()) {
+      try {
+        await stop();
+      } catch (err) {
+        logger.error({ err }, 'error while stopping');
+      }
+    }
+  };
+  try {
+    const served = await startAll(options, logger, stops);
+    return { ...served, close: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+async function startAll(
+  options: ServeOptions,
+  logger: Logger,
+  stops: (() => Promise<void>)[],
+): Promise<Omit<Served, 'close'>> {
   // The cache-size gauge reads the source lazily, at scrape time.
   const metrics = createMetrics(() => source);
   const kubeConfig =
     options.sidecarsets === undefined ? loadKubeConfig(options.kubeconfig) : undefined;
   const source = createSource(options, kubeConfig, logger, metrics);
+  stops.push(() => source.stop());
   const controller = startControllerIfWanted(options, kubeConfig, logger, metrics.registry);
+  if (controller) stops.push(() => controller.stop());
   const tls = await loadCertificate(options, logger);
   metrics.certificateExpiry.set(tls.pair.notAfter.getTime() / 1000);
 
+  const limits = options.limits ?? DEFAULT_SERVER_LIMITS;
   const app = buildApp({
     source,
     logger,
@@ -101,8 +135,10 @@ export async function startServe(options: ServeOptions, io: Io): Promise<Served>
     now: () => new Date(),
     random: Math.random,
     https: { cert: tls.pair.cert, key: tls.pair.key },
+    limits,
   });
   const certWatch = watchCertificate(options, app, metrics, logger);
+  if (certWatch) stops.push(() => certWatch.close());
 
   // Files mode fails fast on bad input; cluster mode serves /readyz 503 until the informers sync.
   if (options.sidecarsets !== undefined) await source.start();
@@ -111,17 +147,17 @@ export async function startServe(options: ServeOptions, io: Io): Promise<Served>
       logger.error({ err }, 'SidecarSet cache failed');
     });
 
+  stops.push(() => app.close());
   const url = await app.listen({ port: options.port, host: options.host });
-  let metricsApp: FastifyInstance | undefined;
   let metricsUrl: string | undefined;
   if (options.metricsPort !== undefined) {
-    metricsApp = fastify({ loggerInstance: logger }) as unknown as FastifyInstance;
-    registerHealthRoutes(metricsApp, webhookHealth(source, metrics));
+    const metricsApp = buildHealthApp({ source, logger, metrics, limits });
+    stops.push(() => metricsApp.close());
     metricsUrl = await metricsApp.listen({ port: options.metricsPort, host: options.host });
   }
   const port = new URL(url).port;
   logger.info(
-    { url, metricsUrl, mode: options.sidecarsets ? 'files' : 'cluster' },
+    { url, metricsUrl, mode: options.sidecarsets ? 'files' : 'cluster', limits },
     'webhook listening',
   );
   if (tls.caFile !== undefined) {
@@ -129,17 +165,7 @@ export async function startServe(options: ServeOptions, io: Io): Promise<Served>
       `try it: curl --cacert ${tls.caFile} -H 'Content-Type: application/json' --data @examples/admission-review.json https://localhost:${port}/mutate-pods`,
     );
   }
-  return {
-    url,
-    ...(metricsUrl ? { metricsUrl } : {}),
-    async close() {
-      await app.close();
-      await metricsApp?.close();
-      await certWatch?.close();
-      await controller?.stop();
-      await source.stop();
-    },
-  };
+  return { url, ...(metricsUrl ? { metricsUrl } : {}) };
 }
 
 /** `serve` from the command line: starts, then shuts down gracefully on SIGTERM/SIGINT. */
@@ -233,10 +259,19 @@ export function launchController(
     },
     observer: metrics.observer,
   });
-  controller.start().catch((err: unknown) => {
+  const starting = controller.start().catch((err: unknown) => {
     logger.error({ err }, 'the upgrade controller failed to start');
   });
-  return controller;
+  return {
+    ...controller,
+    // A stop() while start() waits for the caches lets start() resume and begin reconciling
+    // afterwards (src/controller/controller.ts): stop again once start() has returned.
+    async stop(stopOptions) {
+      await controller.stop(stopOptions);
+      await starting;
+      await controller.stop(stopOptions);
+    },
+  };
 }
 
 async function loadCertificate(

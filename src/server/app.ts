@@ -4,6 +4,7 @@
  * nothing else happens here. `buildApp` does not listen.
  */
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
+import type { Socket } from 'node:net';
 
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { LogController, fastify } from 'fastify';
@@ -18,8 +19,12 @@ import {
   decideSidecarSetValidation,
 } from '../core/admission/sidecarset-webhooks.js';
 import type { Snapshot } from '../cache/snapshot.js';
+import { registerBodyBudget } from './body-budget.js';
 import type { HealthDeps } from './health-routes.js';
-import { registerHealthRoutes, sendStatus } from './health-routes.js';
+import { registerHealthRoutes, sendStatus, statusBody } from './health-routes.js';
+import type { ServerLimits } from './http-server.js';
+import { DEFAULT_SERVER_LIMITS, limitedServerFactory } from './http-server.js';
+import { limitMetricsOf } from './limit-metrics.js';
 import type { WebhookMetrics } from './metrics.js';
 
 /**
@@ -34,8 +39,9 @@ export interface AppDeps {
   metrics: WebhookMetrics;
   now: () => Date;
   random: () => number;
-  /** TLS options; omitted for a plain-HTTP app (the separate metrics port). */
-  https?: HttpsServerOptions;
+  /** TLS options (the TLS policy of http-server.ts is added). */
+  https: HttpsServerOptions;
+  limits?: ServerLimits;
 }
 
 interface Outcome {
@@ -43,28 +49,40 @@ interface Outcome {
   result: string;
   /** Extra fields for the request's log line. */
   log?: Record<string, unknown>;
+  /** The line's level when not info. */
+  level?: 'warn' | 'error';
 }
 
 type Decide = (request: AdmissionRequest, snapshot: Snapshot, dryRun: boolean) => Outcome;
 
 export function buildApp(deps: AppDeps): FastifyInstance {
-  const app = fastify({
-    loggerInstance: deps.logger,
-    bodyLimit: BODY_LIMIT,
-    logController: new LogController({ disableRequestLogging: true }),
-    return503OnClosing: true,
-    ...(deps.https ? { https: { minVersion: 'TLSv1.2', ...deps.https } } : {}),
-  }) as unknown as FastifyInstance;
+  const limits = deps.limits ?? DEFAULT_SERVER_LIMITS;
+  const app = limitedFastify(deps.logger, deps.metrics, limits, deps.https);
+  const { shed, bodyBytesInFlight } = limitMetricsOf(deps.metrics.registry);
+  registerBodyBudget(app, limits.maxInflightBodyBytes, {
+    onChange: (delta) => {
+      bodyBytesInFlight.inc(delta);
+    },
+    onShed: () => {
+      shed.inc({ reason: 'body-budget' });
+    },
+  });
 
   // AdmissionReviews are JSON; anything else is answered 415 rather than parsed as text.
   app.removeContentTypeParser('text/plain');
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const code =
-      err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500
+      err.statusCode !== undefined &&
+      ((err.statusCode >= 400 && err.statusCode < 500) || err.statusCode === 503)
         ? err.statusCode
         : 500;
     if (code === 500) request.log.error({ err }, 'request failed');
+    if (code === 503) {
+      request.log.warn({ reason: err.message }, 'request refused');
+      // The body is not read: the connection cannot carry another request.
+      void reply.header('retry-after', '1').header('connection', 'close');
+    }
     const message =
       err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
         ? `Content-Type must be application/json, not ${request.headers['content-type'] ?? 'missing'}`
@@ -103,8 +121,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       // The request's line comes from a child logger that carries its uid. pino serializes a
       // child's bindings when it is made, a few µs: so it is made only when the line is written.
       // (request.log is a child of deps.logger, at its level: no route sets a logLevel.)
-      if (deps.logger.isLevelEnabled('info')) {
-        request.log.child({ uid: admissionRequest.uid }).info(
+      const level = outcome.level ?? 'info';
+      if (deps.logger.isLevelEnabled(level)) {
+        request.log.child({ uid: admissionRequest.uid })[level](
           {
             endpoint,
             operation: admissionRequest.operation,
@@ -127,10 +146,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     const decision = decidePod(request, snapshot, { now: deps.now(), random: deps.random });
     if (!dryRun)
       for (const name of decision.injected) deps.metrics.injections.inc({ sidecarset: name });
+    const { problem } = decision;
     return {
       response: decision.response,
       result: decision.outcome,
-      log: { injected: decision.injected, ...(decision.reason ? { reason: decision.reason } : {}) },
+      log: {
+        injected: decision.injected,
+        ...(decision.reason ? { reason: decision.reason } : {}),
+        ...(problem ? { problem: problem.message } : {}),
+        ...(problem?.err instanceof Error ? { err: problem.err } : {}),
+      },
+      ...(problem ? { level: problem.level } : {}),
     };
   });
   admission('mutate-sidecarsets', (request) => {
@@ -147,6 +173,69 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
 
   return app;
+}
+
+/** The plain-HTTP app of the metrics port: /metrics, /healthz, /readyz, under the same limits. */
+export function buildHealthApp(
+  deps: Pick<AppDeps, 'source' | 'logger' | 'metrics' | 'limits'>,
+): FastifyInstance {
+  const app = limitedFastify(deps.logger, deps.metrics, deps.limits ?? DEFAULT_SERVER_LIMITS);
+  registerHealthRoutes(app, webhookHealth(deps.source, deps.metrics));
+  return app;
+}
+
+/**
+ * Fastify on a server with the limits (http-server.ts). A connection cut off by them is counted,
+ * logged at warn, and told why in a Status when it can still be written to.
+ */
+function limitedFastify(
+  logger: Logger,
+  metrics: WebhookMetrics,
+  limits: ServerLimits,
+  https?: HttpsServerOptions,
+): FastifyInstance {
+  const { shed } = limitMetricsOf(metrics.registry);
+  let droppedSinceLog = 0;
+  let lastLog = 0;
+  const onDrop = (): void => {
+    shed.inc({ reason: 'max-connections' });
+    // A flood of connections must not become a flood of log lines: one a second at most.
+    droppedSinceLog++;
+    if (Date.now() - lastLog < 1000) return;
+    lastLog = Date.now();
+    logger.warn(
+      { maxConnections: limits.maxConnections, refused: droppedSinceLog },
+      'connections refused: too many open connections (--max-connections)',
+    );
+    droppedSinceLog = 0;
+  };
+  return fastify({
+    loggerInstance: logger,
+    bodyLimit: BODY_LIMIT,
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+    ...(https ? { https } : {}),
+    serverFactory: limitedServerFactory(https, limits, onDrop),
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+      const code = timedOut ? 408 : 400;
+      const message = timedOut
+        ? `the request was not received within ${limits.readTimeoutSeconds} s (--read-timeout)`
+        : `malformed HTTP request: ${err.code ?? err.message}`;
+      if (timedOut) shed.inc({ reason: 'read-timeout' });
+      logger.warn({ remoteAddress: socket.remoteAddress, code: err.code }, message);
+      if (socket.writable) {
+        const body = JSON.stringify(statusBody(code, message));
+        socket.write(
+          `HTTP/1.1 ${code} ${timedOut ? 'Request Timeout' : 'Bad Request'}\r\n` +
+            `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+            `Connection: close\r\n\r\n${body}`,
+        );
+      }
+      socket.destroy();
+    },
+  }) as unknown as FastifyInstance;
 }
 
 /** The webhook is ready once its SidecarSet cache has synced. */

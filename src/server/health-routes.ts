@@ -23,7 +23,9 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): vo
 
 /** An error answer shaped like a Kubernetes Status, so that clients print a clear message. */
 export function sendStatus(reply: FastifyReply, code: number, message: string): FastifyReply {
-  return reply
-    .code(code)
-    .send({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, message });
+  return reply.code(code).send(statusBody(code, message));
+}
+
+export function statusBody(code: number, message: string): Record<string, unknown> {
+  return { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, message };
 }

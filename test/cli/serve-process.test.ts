@@ -4,12 +4,15 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 
+import { ensureDevCertificates } from '../../src/server/tls.js';
 import { httpsRequest } from '../support/https.js';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -68,5 +71,98 @@ describe('sidecarset serve as a process', () => {
     }
     assert.equal(await exited, 0, stderr);
     assert.match(stderr, /SIGTERM: finishing requests in flight, then stopping/);
+  });
+
+  describe('exits non-zero after a fatal start-up error, stopping what it started', () => {
+    /** Runs `serve` with the flags; its exit code and stderr, or a failure if it is still up. */
+    const exitOf = async (args: string[]): Promise<{ code: number | null; stderr: string }> => {
+      const child = spawn(process.execPath, ['bin/sidecarset.js', 'serve', ...args], {
+        cwd: root,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const code = await exited;
+      clearTimeout(timer);
+      assert.notEqual(code, null, `still running after 15 s: ${stderr}`);
+      return { code, stderr };
+    };
+    const busyPort = async (): Promise<{ port: number; close: () => void }> => {
+      const blocker = createServer();
+      await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+      return { port: (blocker.address() as AddressInfo).port, close: () => blocker.close() };
+    };
+    const devCerts = async (): Promise<string[]> => {
+      const dev = await ensureDevCertificates(
+        await mkdtemp(join(tmpdir(), 'serve-proc-')),
+        new Date(),
+      );
+      return ['--cert', dev.certFile, '--key', dev.keyFile];
+    };
+
+    it('files mode: the port is in use', async () => {
+      const blocker = await busyPort();
+      try {
+        const args = ['--sidecarsets', 'examples/logtail-sidecarset.yaml', '--host', '127.0.0.1'];
+        const { code, stderr } = await exitOf([
+          ...args,
+          '--port',
+          String(blocker.port),
+          ...(await devCerts()),
+        ]);
+        assert.equal(code, 1, stderr);
+        assert.match(stderr, /EADDRINUSE/);
+      } finally {
+        blocker.close();
+      }
+    });
+
+    it('files mode with --cert/--key: an invalid SidecarSet', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'serve-proc-'));
+      await writeFile(
+        join(dir, 'ss.yaml'),
+        'apiVersion: apps.kruise.io/v1alpha1\nkind: SidecarSet\nmetadata: {name: s}\nspec: {}\n',
+      );
+      const args = ['--sidecarsets', dir, '--port', '0', '--host', '127.0.0.1'];
+      const { code, stderr } = await exitOf([...args, ...(await devCerts())]);
+      assert.equal(code, 1, stderr);
+      assert.match(stderr, /invalid SidecarSets:\n.*ss\.yaml: SidecarSet "s"/);
+    });
+
+    it('cluster mode: informers and the controller started, then the port is in use', async () => {
+      // An API server that is not there: the informers and the controller retry until stopped.
+      const dir = await mkdtemp(join(tmpdir(), 'serve-proc-'));
+      const kubeconfig = join(dir, 'kubeconfig');
+      await writeFile(
+        kubeconfig,
+        [
+          'apiVersion: v1',
+          'kind: Config',
+          'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]',
+          'users: [{name: u, user: {token: t}}]',
+          'contexts: [{name: x, context: {cluster: c, user: u}}]',
+          'current-context: x',
+          '',
+        ].join('\n'),
+      );
+      const blocker = await busyPort();
+      try {
+        const args = [
+          '--kubeconfig',
+          kubeconfig,
+          '--host',
+          '127.0.0.1',
+          '--port',
+          String(blocker.port),
+        ];
+        const { code, stderr } = await exitOf([...args, ...(await devCerts())]);
+        assert.equal(code, 1, stderr);
+        assert.match(stderr, /EADDRINUSE/);
+      } finally {
+        blocker.close();
+      }
+    });
   });
 });

@@ -352,18 +352,94 @@ describe('sidecarset serve (files mode, development certificate)', () => {
     assert.equal(answer.response.uid, 'u-2');
     assert.equal(answer.response.allowed, false);
     assert.equal(answer.response.status?.code, 400);
-    assert.match(answer.response.status.message, /not a Pod/);
+    assert.match(
+      answer.response.status.message,
+      /^request\.object is not a valid Pod: spec\.containers must be a list, not a string$/,
+    );
   });
 
-  it('rejects a pod whose hash annotation is garbage, with the error code', async () => {
-    const pod = await nginxPod();
-    pod.metadata.annotations = { 'kruise.io/sidecarset-hash': '{' };
-    const answer = await review('/mutate-pods', podReview(pod));
+  it('names the field of a malformed pod, never a JavaScript error, and logs it at warn', async () => {
+    const pod = { ...(await nginxPod()), spec: { ...(await nginxPod()).spec, volumes: {} } };
+    const answer = await review('/mutate-pods', podReview(pod, { uid: 'u-shape' }));
     assert.equal(answer.response.allowed, false);
-    assert.match(
-      answer.response.status?.message ?? '',
-      /kruise\.io\/sidecarset-hash cannot be parsed/,
+    assert.equal(answer.response.status?.code, 400);
+    assert.equal(
+      answer.response.status.message,
+      'request.object is not a valid Pod: spec.volumes must be a list, not an object',
     );
+    assert.match(io.log(), /"level":40,[^\n]*"uid":"u-shape"/);
+  });
+
+  it('injects a pod whose hash annotations are garbage, rewriting them, with a warning', async () => {
+    const pod = await nginxPod();
+    pod.metadata.annotations = {
+      'kruise.io/sidecarset-hash': '{',
+      'kruise.io/sidecarset-hash-without-image': '[]',
+      keep: 'me',
+    };
+    const answer = await review('/mutate-pods', podReview(pod, { uid: 'u-hash' }));
+    assert.equal(answer.response.allowed, true);
+    const out = patched(pod, answer);
+    assert.deepEqual(
+      out.spec.containers.map((c) => c.name),
+      ['logtail', 'nginx'],
+    );
+    const annotations = out.metadata.annotations ?? {};
+    assert.equal(annotations['keep'], 'me');
+    for (const key of ['kruise.io/sidecarset-hash', 'kruise.io/sidecarset-hash-without-image']) {
+      const entry = (
+        JSON.parse(annotations[key] ?? '') as Record<string, { sidecarSetName: string }>
+      )['logtail-sidecarset'];
+      assert.equal(entry?.sidecarSetName, 'logtail-sidecarset', key);
+    }
+    assert.deepEqual(answer.response.warnings, [
+      'pod annotation kruise.io/sidecarset-hash cannot be parsed: it is not valid JSON; ' +
+        'pod annotation kruise.io/sidecarset-hash-without-image cannot be parsed: it is not a ' +
+        'JSON object: ignored and rewritten',
+    ]);
+    assert.match(io.log(), /"level":40,[^\n]*"uid":"u-hash"[^\n]*"result":"injected"/);
+  });
+});
+
+describe('a pod the SidecarSets cannot be injected into', () => {
+  it('is denied with the SidecarSet and the problem named, logged at error', async () => {
+    const dir = await tempDir();
+    await writeFile(
+      join(dir, 'ss.yaml'),
+      [
+        'apiVersion: apps.kruise.io/v1alpha1',
+        'kind: SidecarSet',
+        'metadata: {name: config-agent}',
+        'spec:',
+        '  selector: {matchLabels: {app: nginx}}',
+        '  containers: [{name: agent, image: agent:1}]',
+        '  patchPodMetadata:',
+        '    - annotations: {example.com/config: \'{"agent":true}\'}',
+        '      patchPolicy: MergePatchJson',
+        '',
+      ].join('\n'),
+    );
+    const { served, ca, io } = await start({ sidecarsets: dir });
+    try {
+      const pod = await nginxPod();
+      pod.metadata.annotations = { 'example.com/config': 'not json' };
+      const { json } = await postJson(
+        `${served.url}/mutate-pods`,
+        podReview(pod, { uid: 'u-fail' }),
+        ca,
+      );
+      const answer = json as ReviewAnswer;
+      assert.equal(answer.response.allowed, false);
+      assert.equal(
+        answer.response.status?.message,
+        'cannot inject SidecarSet "config-agent" into pod default/test-pod: annotation ' +
+          'example.com/config: the pod annotation is not valid JSON, so it cannot be merged ' +
+          '(MergePatchJson)',
+      );
+      assert.match(io.log(), /"level":50,[^\n]*"uid":"u-fail"[^\n]*"result":"rejected"/);
+    } finally {
+      await served.close();
+    }
   });
 });
 

@@ -1,0 +1,87 @@
+/**
+ * The Node server under fastify: the TLS policy and the limits that keep a slow or hostile client
+ * from holding connections and memory (docs/deploy.md, "Limits").
+ */
+import { createServer as createHttpServer } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { ServerOptions as HttpsServerOptions } from 'node:https';
+
+export interface ServerLimits {
+  /** Seconds to receive a request: TLS handshake, headers and body. */
+  readTimeoutSeconds: number;
+  /** Open connections; more are closed as they arrive. */
+  maxConnections: number;
+  /** Request-body bytes being received at once, all connections together. */
+  maxInflightBodyBytes: number;
+}
+
+/**
+ * The API server waits for a webhook 30 s at most (timeoutSeconds, 5 s in manifests/), and sends
+ * the whole AdmissionReview at once; 10 s is plenty for a 7 MiB body. 32 MiB of bodies at once
+ * is four of the largest AdmissionReviews, or thousands of ordinary pods, and keeps the parsed
+ * copies well inside the Deployment's 512Mi.
+ */
+export const DEFAULT_SERVER_LIMITS: ServerLimits = {
+  readTimeoutSeconds: 10,
+  maxConnections: 1000,
+  maxInflightBodyBytes: 32 * 1024 * 1024,
+};
+
+/**
+ * Mozilla's "intermediate" configuration (ssl-config.mozilla.org, version 5.7) without the DHE
+ * suites, which Go's TLS client (the API server's) never offers: TLS 1.2 with ECDHE and AEAD
+ * ciphers only, no CBC, no SHA-1; TLS 1.3 with its three suites.
+ */
+export const TLS_POLICY = {
+  minVersion: 'TLSv1.2',
+  ciphers: [
+    'TLS_AES_128_GCM_SHA256',
+    'TLS_AES_256_GCM_SHA384',
+    'TLS_CHACHA20_POLY1305_SHA256',
+    'ECDHE-ECDSA-AES128-GCM-SHA256',
+    'ECDHE-RSA-AES128-GCM-SHA256',
+    'ECDHE-ECDSA-AES256-GCM-SHA384',
+    'ECDHE-RSA-AES256-GCM-SHA384',
+    'ECDHE-ECDSA-CHACHA20-POLY1305',
+    'ECDHE-RSA-CHACHA20-POLY1305',
+  ].join(':'),
+} as const satisfies HttpsServerOptions;
+
+/** How often Node looks for requests past their timeout (its default, 30 s, is the API server's whole budget). */
+const CHECK_INTERVAL_MS = 1000;
+
+/** Fastify's default, which it does not apply to a server from a serverFactory. */
+const KEEP_ALIVE_MS = 72_000;
+
+type Listener = RequestListener;
+
+/**
+ * A fastify `serverFactory`: HTTPS with the TLS policy when `https` is given, plain HTTP otherwise,
+ * with the limits applied. `onDrop` hears of each connection closed because of maxConnections.
+ */
+export function limitedServerFactory(
+  https: HttpsServerOptions | undefined,
+  limits: ServerLimits,
+  onDrop: () => void,
+): (handler: Listener) => Server {
+  return (handler) => {
+    const readMs = limits.readTimeoutSeconds * 1000;
+    const options = {
+      requestTimeout: readMs,
+      headersTimeout: readMs,
+      connectionsCheckingInterval: Math.min(CHECK_INTERVAL_MS, readMs),
+    };
+    const server: Server =
+      https === undefined
+        ? createHttpServer(options, handler)
+        : createHttpsServer(
+            { ...https, ...TLS_POLICY, handshakeTimeout: readMs, ...options },
+            handler,
+          );
+    server.maxConnections = limits.maxConnections;
+    server.on('drop', onDrop);
+    server.keepAliveTimeout = KEEP_ALIVE_MS;
+    return server;
+  };
+}

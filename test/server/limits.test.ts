@@ -1,0 +1,259 @@
+/**
+ * The server's TLS policy and limits, exercised with real sockets: ciphers a client offers, slow
+ * and stalled requests, more connections than allowed, more request bodies than the budget.
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { connect } from 'node:tls';
+import type { ConnectionOptions, TLSSocket } from 'node:tls';
+
+import type { Served } from '../../src/cli/serve.js';
+import { startServe } from '../../src/cli/serve.js';
+import type { ServerLimits } from '../../src/server/http-server.js';
+import { httpsRequest } from '../support/https.js';
+
+const examples = new URL('../../examples/', import.meta.url).pathname;
+
+interface Server {
+  served: Served;
+  ca: string;
+  port: number;
+  metric: (line: RegExp) => Promise<number>;
+}
+
+async function startWith(limits: ServerLimits): Promise<Server> {
+  const devCertDir = await mkdtemp(join(tmpdir(), 'limits-'));
+  const stdout = new PassThrough();
+  stdout.resume();
+  const served = await startServe(
+    {
+      sidecarsets: join(examples, 'logtail-sidecarset.yaml'),
+      port: 0,
+      host: '127.0.0.1',
+      metricsPort: 0,
+      logLevel: 'error',
+      devCertDir,
+      limits,
+    },
+    { stdin: new PassThrough(), stdout, stderr: new PassThrough() },
+  );
+  const ca = await readFile(join(devCertDir, 'ca.crt'), 'utf8');
+  // Read on the metrics port, so that reading them takes no connection of the webhook's.
+  const metric = async (line: RegExp): Promise<number> => {
+    const text = await (await fetch(`${served.metricsUrl ?? ''}/metrics`)).text();
+    return Number(line.exec(text)?.[1] ?? 0);
+  };
+  return { served, ca, port: Number(new URL(served.url).port), metric };
+}
+
+/** A TLS connection, or the error that ended the handshake. */
+async function tlsConnect(
+  server: Server,
+  options: ConnectionOptions = {},
+): Promise<TLSSocket | Error> {
+  const socket = connect({
+    host: '127.0.0.1',
+    port: server.port,
+    servername: 'localhost',
+    ca: server.ca,
+    ...options,
+  });
+  return new Promise((resolve) => {
+    socket.once('secureConnect', () => {
+      resolve(socket);
+    });
+    socket.once('error', (err: Error) => {
+      resolve(err);
+    });
+    socket.once('close', () => {
+      resolve(new Error('closed before the handshake'));
+    });
+  });
+}
+
+async function connected(server: Server, options: ConnectionOptions = {}): Promise<TLSSocket> {
+  const socket = await tlsConnect(server, options);
+  if (socket instanceof Error) throw socket;
+  return socket;
+}
+
+/** Everything the server sends until it closes the connection, and how long that took. */
+async function untilClosed(socket: TLSSocket): Promise<{ text: string; ms: number }> {
+  const startedAt = Date.now();
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  socket.on('error', () => undefined);
+  if (!socket.closed) await once(socket, 'close');
+  return { text: Buffer.concat(chunks).toString(), ms: Date.now() - startedAt };
+}
+
+function postHead(length: number): string {
+  return (
+    'POST /mutate-pods HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+    `Content-Length: ${length}\r\n\r\n`
+  );
+}
+
+const MiB = 1024 * 1024;
+const BYTES_IN_FLIGHT = /^sidecarset_request_body_bytes_in_flight (\d+)$/m;
+
+describe('TLS policy', () => {
+  let server: Server;
+  before(async () => {
+    server = await startWith({
+      readTimeoutSeconds: 10,
+      maxConnections: 100,
+      maxInflightBodyBytes: MiB,
+    });
+  });
+  after(async () => {
+    await server.served.close();
+  });
+
+  it('refuses TLS 1.2 CBC suites, SHA-1 or not', async () => {
+    for (const ciphers of [
+      'ECDHE-ECDSA-AES128-SHA',
+      'ECDHE-ECDSA-AES256-SHA',
+      'ECDHE-ECDSA-AES128-SHA256',
+    ]) {
+      const result = await tlsConnect(server, { ciphers, maxVersion: 'TLSv1.2' });
+      assert.ok(result instanceof Error, `${ciphers} was accepted`);
+      assert.match(result.message, /handshake failure|no shared cipher|closed before/i, ciphers);
+    }
+  });
+
+  it('accepts the intermediate TLS 1.2 suites and TLS 1.3', async () => {
+    for (const ciphers of ['ECDHE-ECDSA-AES128-GCM-SHA256', 'ECDHE-ECDSA-CHACHA20-POLY1305']) {
+      const socket = await connected(server, { ciphers, maxVersion: 'TLSv1.2' });
+      assert.equal(socket.getProtocol(), 'TLSv1.2');
+      assert.equal(
+        socket.getCipher().standardName.includes('GCM') ||
+          socket.getCipher().name.includes('CHACHA'),
+        true,
+      );
+      socket.destroy();
+    }
+    const socket = await connected(server, { minVersion: 'TLSv1.3' });
+    assert.equal(socket.getProtocol(), 'TLSv1.3');
+    socket.destroy();
+  });
+
+  it('refuses TLS 1.1', async () => {
+    const result = await tlsConnect(server, {
+      minVersion: 'TLSv1',
+      maxVersion: 'TLSv1.1',
+      ciphers: 'DEFAULT:@SECLEVEL=0',
+    });
+    assert.ok(result instanceof Error);
+  });
+});
+
+describe('limits', () => {
+  let server: Server;
+  before(async () => {
+    server = await startWith({
+      readTimeoutSeconds: 1,
+      maxConnections: 100,
+      maxInflightBodyBytes: MiB,
+    });
+  });
+  after(async () => {
+    await server.served.close();
+  });
+
+  it('cuts off a request whose body stalls, with a 408 Status, within the read timeout', async () => {
+    const socket = await connected(server);
+    socket.write(postHead(1000) + '{"apiVersion":');
+    const { text, ms } = await untilClosed(socket);
+    assert.match(text, /^HTTP\/1\.1 408 /);
+    assert.match(text, /"kind":"Status".*not received within 1 s \(--read-timeout\)/);
+    assert.ok(ms < 2500, `closed after ${ms} ms`);
+  });
+
+  it('cuts off a slowloris sending its headers a byte at a time', async () => {
+    const socket = await connected(server);
+    const closed = untilClosed(socket);
+    const head = postHead(10);
+    for (let i = 0; i < head.length && !socket.closed; i++) {
+      socket.write(head[i] ?? '');
+      await sleep(100);
+    }
+    const { ms } = await closed;
+    assert.ok(ms < 2500, `closed after ${ms} ms`);
+  });
+
+  it('closes a connection that never completes the TLS handshake', async () => {
+    const { connect: tcpConnect } = await import('node:net');
+    const raw = tcpConnect(server.port, '127.0.0.1');
+    await once(raw, 'connect');
+    const startedAt = Date.now();
+    raw.on('error', () => undefined);
+    raw.resume();
+    await once(raw, 'close');
+    assert.ok(Date.now() - startedAt < 2500);
+  });
+
+  it('refuses a body the budget cannot take at once, with a 503 Status; a cut-off body gives its share back', async () => {
+    const stalled = await connected(server);
+    stalled.write(postHead(700_000) + ' '.repeat(100_000));
+    const cut = untilClosed(stalled);
+    for (let i = 0; i < 50 && (await server.metric(BYTES_IN_FLIGHT)) === 0; i++) await sleep(20);
+    assert.equal(await server.metric(BYTES_IN_FLIGHT), 700_000);
+
+    const refused = await httpsRequest(`${server.served.url}/mutate-pods`, {
+      body: ' '.repeat(700_000),
+      ca: server.ca,
+    });
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers['retry-after'], '1');
+    assert.match(refused.text, /"kind":"Status".*--max-inflight-body-bytes/);
+
+    await cut;
+    for (let i = 0; i < 50 && (await server.metric(BYTES_IN_FLIGHT)) > 0; i++) await sleep(20);
+    assert.equal(await server.metric(BYTES_IN_FLIGHT), 0);
+    const served = await httpsRequest(`${server.served.url}/mutate-pods`, {
+      body: `{${' '.repeat(700_000)}}`,
+      ca: server.ca,
+    });
+    assert.equal(served.status, 400, 'read and answered (an empty object is no AdmissionReview)');
+    assert.ok((await server.metric(/^sidecarset_shed_total\{reason="body-budget"\} (\d+)$/m)) >= 1);
+    assert.ok(
+      (await server.metric(/^sidecarset_shed_total\{reason="read-timeout"\} (\d+)$/m)) >= 1,
+    );
+  });
+});
+
+describe('connection cap', () => {
+  let server: Server;
+  before(async () => {
+    server = await startWith({
+      readTimeoutSeconds: 10,
+      maxConnections: 5,
+      maxInflightBodyBytes: MiB,
+    });
+  });
+  after(async () => {
+    await server.served.close();
+  });
+
+  it('refuses connections beyond --max-connections and serves again once one closes', async () => {
+    const open = await Promise.all(Array.from({ length: 5 }, () => connected(server)));
+    const refused = await tlsConnect(server);
+    assert.ok(refused instanceof Error, 'the sixth connection was accepted');
+    assert.equal(
+      await server.metric(/^sidecarset_shed_total\{reason="max-connections"\} (\d+)$/m),
+      1,
+    );
+    open[0]?.destroy();
+    await sleep(100);
+    const health = await httpsRequest(`${server.served.url}/healthz`, { ca: server.ca });
+    assert.equal(health.status, 200);
+    for (const socket of open) socket.destroy();
+  });
+});

@@ -1,0 +1,13 @@
+/** An InjectionSnapshot of the given SidecarSets, with the namespace `default` and no revisions. */
+import { minimalNamespaceLabels } from '../../src/core/match.js';
+import type { InjectionSnapshot } from '../../src/core/pod-mutation.js';
+import { buildSidecarSetIndex } from '../../src/core/sidecarset-index.js';
+import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+
+export function snapshotOf(sets: SidecarSet[]): InjectionSnapshot {
+  return {
+    sidecarSets: buildSidecarSetIndex(sets),
+    namespaces: new Map([['default', minimalNamespaceLabels('default')]]),
+    revisions: () => [],
+  };
+}
