@@ -95,7 +95,8 @@ complete -o default -F ${fn} ${name}
 
 function zshScript(name: string, commands: readonly CommandInfo[]): string {
   const fn = `_${name.replace(/\W/g, '_')}`;
-  const list = commands.map((c) => `    '${zshEscape(c.name)}:${zshEscape(c.description)}'`);
+  // _describe splits an item at its first colon; only _arguments specs need [ ] : escaped.
+  const list = commands.map((c) => `    '${c.name}:${zshQuote(c.description)}'`);
   const cases = commands.map((c) => {
     const specs = c.flags.map((f) => `        ${zshFlagSpec(f)}`);
     if (c.argument !== undefined) specs.push(`        '1:argument:(${c.argument.join(' ')})'`);
@@ -140,7 +141,12 @@ function zshFlagSpec(flag: FlagInfo): string {
   return `'${group}'{${flag.names.join(',')}}'${description}${value}'`;
 }
 
-/** Inside single quotes, in an _arguments spec: no quote, no brackets or colons unescaped. */
+/** Inside single quotes. */
+function zshQuote(text: string): string {
+  return text.replace(/'/g, `'\\''`);
+}
+
+/** Inside single quotes, in an _arguments spec: brackets and colons escaped too. */
 function zshEscape(text: string): string {
-  return text.replace(/'/g, `'\\''`).replace(/([[\]:])/g, '\\$1');
+  return zshQuote(text).replace(/([[\]:])/g, '\\$1');
 }

@@ -111,17 +111,22 @@ function parseYamlDocuments(text: string, file: string): unknown[] {
   const values: unknown[] = [];
   let firstError: { index: number; message: string } | undefined;
   for (const doc of composer.compose(new Parser(lines.addNewLine).parse(text))) {
+    const index = values.length;
+    values.push(undefined);
+    if (firstError !== undefined) continue;
     const error = doc.errors[0];
     if (error !== undefined) {
-      if (firstError === undefined) {
-        const { line, col } = lines.linePos(error.pos[0]);
-        const message = `is not valid YAML or JSON at line ${line}, column ${col}: ${firstLine(error.message)}`;
-        firstError = { index: values.length, message };
-      }
-      values.push(undefined);
+      const { line, col } = lines.linePos(error.pos[0]);
+      const message = `is not valid YAML or JSON at line ${line}, column ${col}: ${firstLine(error.message)}`;
+      firstError = { index, message };
       continue;
     }
-    values.push(firstError === undefined ? doc.toJS({ maxAliasCount: 100 }) : undefined);
+    try {
+      values[index] = doc.toJS({ maxAliasCount: 100 });
+    } catch (err) {
+      // toJS refuses alias bombs (over 100 alias expansions) by throwing.
+      firstError = { index, message: `is not valid YAML: ${describe(err)}` };
+    }
   }
   if (firstError !== undefined) {
     const source = values.length > 1 ? `${file}#${firstError.index + 1}` : file;

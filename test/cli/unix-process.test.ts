@@ -218,6 +218,7 @@ _sidecarset; printf '%s\\n' "\${COMPREPLY[@]}"`;
       /'\(-o --output\)'\{-o,--output\}'\[output format\]:value:\(table json yaml\)'/,
     );
     assert.match(run.stdout, /'--pods\[Pods\\: a file, .*\]:value:_files'/);
+    // Where zsh is installed, it must accept the script too.
     const zsh = spawnSync('zsh', ['-n'], { input: run.stdout, encoding: 'utf8' });
     if (zsh.error === undefined) assert.equal(zsh.status, 0, zsh.stderr);
   });

@@ -57,6 +57,19 @@ describe('parseManifests', () => {
     });
   });
 
+  it('refuses an alias bomb as bad input', () => {
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]',
+      '',
+    ].join('\n');
+    assert.throws(() => parseManifests(bomb, 'bomb.yaml'), {
+      code: 'SI_ERR_BAD_INPUT',
+      message: /^bomb\.yaml: is not valid YAML: Excessive alias count/,
+    });
+  });
+
   const bad: [string, string, RegExp][] = [
     ['invalid YAML', 'a: [1, 2\n', /^f\.yaml: is not valid YAML or JSON at line \d+, column \d+/],
     ['a scalar', '42\n', /^f\.yaml: is not an object$/],

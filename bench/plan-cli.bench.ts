@@ -1,0 +1,155 @@
+/**
+ * `sidecarset plan` as a user runs it, on a fleet file (issue 13, point 3): 100,000 pods as JSON
+ * (target: under 3 s wall and 1 GB peak RSS), and 10,000 as YAML. Each is run by the built binary
+ * (run `npm run build` first) in a fresh process, next to a baseline run the same way in the same
+ * run: a process that only reads and parses the same file (`JSON.parse`, or the yaml library's
+ * `parse`), which is the least any reader of that file can cost. Not a test: it only prints.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+import { stringify } from 'yaml';
+
+import { withHashes } from '../src/core/sidecarset-admission.js';
+import type { SidecarSet } from '../src/core/sidecarset-types.js';
+import { readManifests } from '../src/io/documents.js';
+import { grayReleasePods } from '../test/fixtures/plan/gray-release-pods.js';
+
+const root = new URL('../', import.meta.url).pathname;
+const sidecarSetFile = join(root, 'test/fixtures/plan/gray-release-sidecarset.yaml');
+const TARGET_MS = 3_000;
+const TARGET_RSS_MB = 1_024;
+const RUNS = 3;
+
+interface Sample {
+  ms: number;
+  rssMb: number;
+}
+
+/** Wall time of `node ARGS` and its peak RSS, which the preloaded module reports on fd 3. */
+function run(args: readonly string[], report: string): Promise<Sample> {
+  const start = performance.now();
+  const child = spawn(process.execPath, ['--import', report, ...args], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let rss = '';
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdio[3]?.on('data', (c: Buffer) => (rss += c.toString()));
+  return new Promise((resolve, reject) => {
+    child.on('close', (code) => {
+      const ms = performance.now() - start;
+      if (code !== 0) reject(new Error(`node ${args.join(' ')}: exit ${String(code)}: ${stderr}`));
+      else resolve({ ms, rssMb: Number(rss) / 1024 });
+    });
+  });
+}
+
+/**
+ * Median wall time and largest peak RSS of `RUNS` runs of each command, run in turns so that a
+ * change in the machine's load falls on both alike.
+ */
+async function measurePair(
+  first: readonly string[],
+  second: readonly string[],
+  report: string,
+): Promise<[Sample, Sample]> {
+  const samples: [Sample[], Sample[]] = [[], []];
+  for (let i = 0; i < RUNS; i++) {
+    samples[0].push(await run(first, report));
+    samples[1].push(await run(second, report));
+  }
+  const summary = (of: Sample[]): Sample => ({
+    ms: of.map((x) => x.ms).sort((x, y) => x - y)[Math.floor(RUNS / 2)] ?? NaN,
+    rssMb: of.reduce((max, x) => Math.max(max, x.rssMb), 0),
+  });
+  return [summary(samples[0]), summary(samples[1])];
+}
+
+if (!existsSync(join(root, 'dist/cli/main.js'))) {
+  throw new Error('bench/plan-cli.bench.ts runs bin/sidecarset.js: run `npm run build` first');
+}
+console.log(
+  `load average before: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} (${cpus().length} CPUs)`,
+);
+const dir = await mkdtemp(join(tmpdir(), 'plan-cli-bench-'));
+try {
+  const report = join(dir, 'report-rss.mjs');
+  await writeFile(
+    report,
+    "import { writeSync } from 'node:fs';\n" +
+      "process.on('exit', () => writeSync(3, String(process.resourceUsage().maxRSS)));\n",
+  );
+  const doc = (await readManifests(sidecarSetFile))[0];
+  if (doc === undefined) throw new Error(`${sidecarSetFile}: no SidecarSet`);
+  const sidecarSet = withHashes(doc.object as unknown as SidecarSet);
+  const list = (n: number) => ({
+    apiVersion: 'v1',
+    kind: 'List',
+    items: grayReleasePods(sidecarSet, n, 'busybox:1.35'),
+  });
+  const cases = [
+    {
+      what: '100000 pods, JSON',
+      file: join(dir, 'pods.json'),
+      // kubectl get pods -o json indents by 4.
+      text: () => JSON.stringify(list(100_000), null, 4),
+      baseline: 'JSON.parse',
+      parse: "JSON.parse(readFileSync(process.argv[1], 'utf8'))",
+      target: true,
+    },
+    {
+      what: '10000 pods, YAML',
+      file: join(dir, 'pods.yaml'),
+      // No anchors for the objects the pods share: kubectl writes none.
+      text: () => stringify(list(10_000), { aliasDuplicateObjects: false }),
+      baseline: 'yaml parse',
+      parse: "(await import('yaml')).parse(readFileSync(process.argv[1], 'utf8'))",
+      target: false,
+    },
+  ];
+  console.log(
+    `sidecarset plan (table output), median wall of ${RUNS} runs taken in turns with the baseline's, largest peak RSS;`,
+  );
+  console.log('baseline: a process that only parses the same file, in the same run');
+  console.log(
+    'input               file MB  plan s  plan MB  baseline      s     MB  wall ratio  RSS ratio',
+  );
+  let targetsMet = true;
+  for (const c of cases) {
+    const text = c.text();
+    await writeFile(c.file, text);
+    const [plan, base] = await measurePair(
+      ['bin/sidecarset.js', 'plan', '--sidecarsets', sidecarSetFile, '--pods', c.file],
+      ['--input-type=module', '-e', `import { readFileSync } from 'node:fs'; ${c.parse};`, c.file],
+      report,
+    );
+    if (c.target && (plan.ms > TARGET_MS || plan.rssMb > TARGET_RSS_MB)) targetsMet = false;
+    console.log(
+      [
+        c.what.padEnd(19),
+        (text.length / 1e6).toFixed(0).padEnd(8),
+        (plan.ms / 1000).toFixed(2).padEnd(7),
+        plan.rssMb.toFixed(0).padEnd(8),
+        c.baseline.padEnd(13),
+        (base.ms / 1000).toFixed(2).padEnd(6),
+        base.rssMb.toFixed(0).padEnd(6),
+        `${(plan.ms / base.ms).toFixed(2)}x`.padEnd(11),
+        `${(plan.rssMb / base.rssMb).toFixed(2)}x`,
+      ].join(' '),
+    );
+    await rm(c.file);
+  }
+  console.log(
+    `target for 100000 pods as JSON: under ${TARGET_MS / 1000} s and ${TARGET_RSS_MB} MB: ${targetsMet ? 'met' : 'NOT met'}`,
+  );
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
