@@ -1,17 +1,21 @@
 /**
- * Files mode: SidecarSets (and optionally Namespaces) from files, reloaded when they change. A
+ * Files mode: SidecarSets (and optionally Namespaces) from files, reloaded when they change.
+ *
+ * Reloads are read in a worker thread (src/cache/worker-loader.ts), so requests never wait for
+ * one, and coalesced: events during a reload cause one more reload after it, not one each. A
  * reload that fails (unreadable file, invalid YAML, invalid SidecarSet) is reported and the last
- * good snapshot stays in place.
+ * good snapshot stays in place; so does one that would drop every SidecarSet unless the files
+ * say so with an empty List (docs/adr/0009-files-mode-empty-reload.md).
  */
-import type { FSWatcher } from 'chokidar';
-import { watch } from 'chokidar';
 import type { Logger } from 'pino';
 
-import { loadNamespaces, loadSidecarSets, describeProblems } from '../io/loaders.js';
-import { SidecarSetError } from '../core/errors.js';
 import { ANY_NAMESPACE } from '../core/match.js';
+import type { LoadedFiles } from './load-files.js';
 import type { Snapshot, SnapshotSource } from './snapshot.js';
 import { makeSnapshot } from './snapshot.js';
+import type { PathsWatch } from './watch-paths.js';
+import { watchPaths } from './watch-paths.js';
+import { createWorkerLoader } from './worker-loader.js';
 
 export interface FilesSourceOptions {
   sidecarSets: string;
@@ -21,35 +25,38 @@ export interface FilesSourceOptions {
   onReload?: (ok: boolean) => void;
   /** Quiet period before a burst of file events triggers one reload. */
   debounceMs?: number;
+  /** Interval of the check for changes that covers file systems without events. */
+  pollMs?: number;
 }
 
 export function createFilesSource(options: FilesSourceOptions): SnapshotSource {
   const log = options.logger.child({ source: 'files' });
+  const loader = createWorkerLoader({
+    sidecarSets: options.sidecarSets,
+    ...(options.namespaces === undefined ? {} : { namespaces: options.namespaces }),
+  });
   let current: Snapshot | undefined;
-  let watcher: FSWatcher | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let reloading: Promise<void> = Promise.resolve();
+  let watch: PathsWatch | undefined;
+  let reloading: Promise<void> | undefined;
+  /** Flags set from other callbacks while a reload runs. */
+  const flags = { stopped: false, again: false };
+  const wantedAgain = (): boolean => flags.again && !flags.stopped;
 
-  async function load(): Promise<Snapshot> {
-    const prepared = await loadSidecarSets(options.sidecarSets);
-    if (prepared.problems.length > 0) {
-      throw new SidecarSetError(
-        'SI_ERR_INVALID_SIDECARSET',
-        `invalid SidecarSets:\n${describeProblems(prepared).join('\n')}`,
-        422,
-      );
-    }
-    if (options.namespaces === undefined) {
-      return makeSnapshot(prepared.sidecarSets, ANY_NAMESPACE, undefined);
-    }
-    const namespaces = await loadNamespaces(options.namespaces);
-    return makeSnapshot(prepared.sidecarSets, namespaces, namespaces.size);
-  }
-
-  async function reload(): Promise<void> {
+  async function reloadOnce(): Promise<void> {
     try {
-      current = await load();
-      log.info({ sidecarSets: current.sidecarSets.all.length }, 'reloaded SidecarSets from files');
+      const files = await loader.load();
+      if (flags.stopped) return;
+      const before = current?.sidecarSets.all.length ?? 0;
+      if (files.sidecarSets.length === 0 && before > 0 && !files.declaredEmpty) {
+        log.error(
+          { path: options.sidecarSets, kept: before },
+          'the files hold no SidecarSet; keeping the last good ones (to remove them all, write an empty List)',
+        );
+        options.onReload?.(false);
+        return;
+      }
+      current = snapshotOf(files);
+      log.info({ sidecarSets: files.sidecarSets.length }, 'reloaded SidecarSets from files');
       options.onReload?.(true);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
@@ -58,11 +65,20 @@ export function createFilesSource(options: FilesSourceOptions): SnapshotSource {
     }
   }
 
-  function schedule(): void {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      reloading = reloading.then(reload);
-    }, options.debounceMs ?? 100);
+  function reload(): void {
+    if (flags.stopped) return;
+    if (reloading !== undefined) {
+      flags.again = true;
+      return;
+    }
+    reloading = (async () => {
+      do {
+        flags.again = false;
+        await reloadOnce();
+      } while (wantedAgain());
+    })().finally(() => {
+      reloading = undefined;
+    });
   }
 
   return {
@@ -72,24 +88,37 @@ export function createFilesSource(options: FilesSourceOptions): SnapshotSource {
     },
     isSynced: () => current !== undefined,
     async start() {
-      current = await load();
-      log.info({ sidecarSets: current.sidecarSets.all.length }, 'loaded SidecarSets from files');
+      const files = await loader.load();
+      current = snapshotOf(files);
+      const count = files.sidecarSets.length;
+      if (count === 0 && !files.declaredEmpty) {
+        log.warn(
+          { path: options.sidecarSets },
+          'the files hold no SidecarSet; nothing is injected',
+        );
+      } else {
+        log.info({ sidecarSets: count }, 'loaded SidecarSets from files');
+      }
       const paths = [options.sidecarSets, ...(options.namespaces ? [options.namespaces] : [])];
-      watcher = watch(paths, { ignoreInitial: true, awaitWriteFinish: false });
-      watcher.on('all', schedule);
-      watcher.on('error', (err) => {
-        log.error({ err: err instanceof Error ? err.message : String(err) }, 'file watch error');
+      watch = watchPaths(paths, reload, {
+        debounceMs: options.debounceMs ?? 100,
+        ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+        onError: (err) => {
+          log.warn({ err: err instanceof Error ? err.message : String(err) }, 'file watch error');
+        },
       });
-      await new Promise<void>((resolve) =>
-        watcher?.once('ready', () => {
-          resolve();
-        }),
-      );
     },
     async stop() {
-      clearTimeout(timer);
-      await watcher?.close();
+      flags.stopped = true;
+      watch?.close();
       await reloading;
+      await loader.close();
     },
   };
+}
+
+function snapshotOf(files: LoadedFiles): Snapshot {
+  if (files.namespaces === undefined)
+    return makeSnapshot(files.sidecarSets, ANY_NAMESPACE, undefined);
+  return makeSnapshot(files.sidecarSets, files.namespaces, files.namespaces.size);
 }
