@@ -1,13 +1,15 @@
 /**
  * `npm run test:e2e`: builds the real control plane's binaries (or finds them cached), then runs
  * every test/e2e/*.e2e.ts against them, one file at a time (each starts its own control plane).
- * Without Go it skips with one line, except under CI=true, where that is a failure.
+ * helm too (test/helm-fixture). Without Go it skips with one line, except under CI=true, where that
+ * is a failure.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
+import { helmBinary } from '../helm-fixture/binary.js';
 import { controlPlaneBinaries } from '../kube-fixture/binaries.js';
 
 const here = new URL('./', import.meta.url).pathname;
@@ -28,14 +30,17 @@ function runTests(files: readonly string[], env: NodeJS.ProcessEnv): Promise<num
 
 async function run(): Promise<number> {
   let found;
+  let helm;
   try {
     found = await controlPlaneBinaries();
+    helm = await helmBinary();
   } catch (err) {
     process.stderr.write(`test:e2e: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
-  if ('skip' in found) {
-    process.stdout.write(`test:e2e: skipped: ${found.skip}\n`);
+  const skip = 'skip' in found ? found.skip : 'skip' in helm ? helm.skip : undefined;
+  if (skip !== undefined || 'skip' in found || 'skip' in helm) {
+    process.stdout.write(`test:e2e: skipped: ${skip ?? ''}\n`);
     return 0;
   }
   // `npm run test:e2e -- leader` runs only the files whose names contain "leader".
@@ -46,7 +51,12 @@ async function run(): Promise<number> {
     .sort()
     .map((f) => `${here}${f}`);
   const auditDir = await mkdtemp(join(tmpdir(), 'e2e-audit-'));
-  const env = { ...process.env, KUBE_FIXTURE_BIN: found.binaries.dir, E2E_AUDIT_DIR: auditDir };
+  const env = {
+    ...process.env,
+    KUBE_FIXTURE_BIN: found.binaries.dir,
+    HELM_FIXTURE_BIN: dirname(helm.helm),
+    E2E_AUDIT_DIR: auditDir,
+  };
   let code = await runTests(files, env);
   // The least-privilege check needs every file's requests: only after a complete, green run.
   if (code === 0 && only.length === 0) {

@@ -92,16 +92,25 @@ export interface Installation {
   controller(extraArgs?: readonly string[]): Promise<SidecarsetProcess>;
 }
 
+/** Installs the project with its webhooks pointed at `webhook.url`, trusting `webhook.caPem`. */
+export type Installer = (
+  plane: ControlPlane,
+  webhook: { url: string; caPem: string },
+) => Promise<void>;
+
 /**
- * Applies `manifests/` (webhooks pointed at 127.0.0.1, caBundle set), makes a ServiceAccount token
- * for our processes, and returns how to start them. Our certificate is made first, so the
- * caBundle is known before the webhook runs.
+ * Applies `manifests/` (or runs another installer: the chart's) with the webhooks pointed at
+ * 127.0.0.1 and the caBundle set, makes a ServiceAccount token for our processes, and returns how
+ * to start them. Our certificate is made first, so the caBundle is known before the webhook runs.
  */
-export async function install(plane: ControlPlane): Promise<Installation> {
+export async function install(
+  plane: ControlPlane,
+  installer: Installer = installManifests,
+): Promise<Installation> {
   const [port] = (await freePorts(1)) as [number];
   const certs = await ensureDevCertificates(join(plane.dir, 'webhook-certs'), new Date());
   const webhookUrl = `https://127.0.0.1:${port}`;
-  await installManifests(plane, { url: webhookUrl, caPem: await readFile(certs.caFile, 'utf8') });
+  await installer(plane, { url: webhookUrl, caPem: await readFile(certs.caFile, 'utf8') });
   const token = await plane.serviceAccountToken(NAMESPACE, SERVICE_ACCOUNT);
   const kubeconfig = await plane.writeKubeconfig('sidecarset.kubeconfig', token);
   // As the Deployment in manifests/ runs it: leader election on, in the webhook's namespace.

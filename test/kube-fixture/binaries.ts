@@ -37,21 +37,21 @@ async function executable(path: string): Promise<boolean> {
   }
 }
 
-function goInstalled(): boolean {
+export function goInstalled(): boolean {
   return spawnSync('go', ['version'], { stdio: 'ignore' }).status === 0;
 }
 
-/** Runs build.sh (its progress goes to our stderr) and returns the folder it printed. */
-function build(): Promise<string> {
+/** Runs a build.sh (its progress goes to our stderr) and returns the folder it printed. */
+export function runBuildScript(script: string = BUILD_SCRIPT): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('error', reject);
     child.on('exit', (code) => {
       const dir = out.trim().split('\n').pop() ?? '';
       if (code === 0 && dir !== '') resolve(dir);
-      else reject(new Error(`test/kube-fixture/build.sh failed (exit ${String(code)})`));
+      else reject(new Error(`${script} failed (exit ${String(code)})`));
     });
   });
 }
@@ -77,5 +77,5 @@ export async function controlPlaneBinaries(
     if (env['CI'] === 'true') throw new Error(`${reason}; CI=true requires them`);
     return { skip: reason };
   }
-  return { binaries: binariesIn(await build()) };
+  return { binaries: binariesIn(await runBuildScript()) };
 }

@@ -1,0 +1,139 @@
+/** charts/sidecarset with a real helm: lint, the values schema, and what the values change. */
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+
+import type { KubeObject, Tools } from './tools.js';
+import { CHART, chartTools, helmTemplate, run } from './tools.js';
+
+const tools = await chartTools();
+const skip = 'skip' in tools ? tools.skip : false;
+
+interface Webhook {
+  name: string;
+  failurePolicy: string;
+  timeoutSeconds: number;
+  clientConfig: { url?: string; service?: unknown; caBundle?: string };
+  namespaceSelector?: { matchExpressions: { key: string; values?: string[] }[] };
+}
+
+const webhooks = (objects: readonly KubeObject[]): Webhook[] =>
+  objects.flatMap((o) => (o['webhooks'] as Webhook[] | undefined) ?? []);
+
+function container(objects: readonly KubeObject[]): {
+  image: string;
+  env: { name: string; value?: string }[];
+} {
+  const deployment = objects.find((o) => o.kind === 'Deployment');
+  assert.ok(deployment);
+  const spec = deployment['spec'] as {
+    template: {
+      spec: { containers: { image: string; env: { name: string; value?: string }[] }[] };
+    };
+  };
+  const [first] = spec.template.spec.containers;
+  assert.ok(first);
+  return first;
+}
+
+describe('charts/sidecarset', { skip }, () => {
+  let t: Tools;
+  before(() => {
+    if (!('skip' in tools)) t = tools;
+  });
+
+  for (const set of [
+    [],
+    ['certificates.source=certManager'],
+    ['monitoring.serviceMonitor.enabled=true,monitoring.prometheusRule.enabled=true'],
+    ['monitoring.podMonitor.enabled=true,monitoring.dashboard.enabled=true'],
+    ['webhook.url=https://127.0.0.1:9443,certificates.caBundle=Y2E='],
+  ]) {
+    it(`passes helm lint --strict with ${set.join(' ') || 'the default values'}`, () => {
+      const r = run(t.helm, ['lint', '--strict', CHART, ...set.flatMap((s) => ['--set', s])]);
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+    });
+  }
+
+  it('refuses values the schema does not allow', () => {
+    for (const bad of [
+      'webhook.failurePolicy.pods=Sometimes',
+      'certificates.source=vault',
+      'replicas=-1',
+      'webhook.url=http://127.0.0.1:9443',
+      'unknownKey=1',
+    ]) {
+      const r = run(t.helm, ['template', 'x', CHART, '--set', bad]);
+      assert.notEqual(r.status, 0, bad);
+      assert.match(r.stderr, /values don't meet the specifications of the schema/, bad);
+    }
+  });
+
+  it('points every webhook at webhook.url with the caBundle given', () => {
+    const all = webhooks(
+      helmTemplate(t, ['webhook.url=https://127.0.0.1:9443/', 'certificates.caBundle=Y2E=']),
+    );
+    assert.deepEqual(
+      all.map((w) => w.clientConfig),
+      ['/mutate-pods', '/mutate-sidecarsets', '/validate-sidecarsets'].map((path) => ({
+        url: `https://127.0.0.1:9443${path}`,
+        caBundle: 'Y2E=',
+      })),
+    );
+  });
+
+  it('sets failure policies, timeout and the namespaces left alone', () => {
+    const all = webhooks(
+      helmTemplate(t, [
+        'webhook.failurePolicy.pods=Fail',
+        'webhook.timeoutSeconds=10',
+        'installation.namespace=platform',
+        'webhook.excludedNamespaces={kube-system}',
+      ]),
+    );
+    assert.deepEqual(
+      all.map((w) => [w.name, w.failurePolicy, w.timeoutSeconds]),
+      [
+        ['mpod.sidecarset.kruise.io', 'Fail', 10],
+        ['msidecarset.sidecarset.kruise.io', 'Fail', 10],
+        ['vsidecarset.sidecarset.kruise.io', 'Fail', 10],
+      ],
+    );
+    assert.deepEqual(all[0]?.namespaceSelector?.matchExpressions[0]?.values, [
+      'kube-system',
+      'platform',
+    ]);
+  });
+
+  it('passes the controller flags that are set, and only those', () => {
+    const env = (set: string[]): string[] =>
+      container(helmTemplate(t, set)).env.map((e) => `${e.name}=${e.value ?? ''}`);
+    const defaults = env([]);
+    assert.ok(defaults.includes('SIDECARSET_LEADER_ELECT=true'));
+    assert.ok(!defaults.some((e) => /^SIDECARSET_(CONTROLLER|WORKERS|QPS|BURST|DRY_RUN)=/.test(e)));
+    const set = env([
+      'controller.enabled=false',
+      'controller.workers=4',
+      'controller.qps=5',
+      'controller.burst=10',
+      'controller.dryRun=true',
+      'controller.leaderElection.enabled=false',
+    ]);
+    for (const e of [
+      'SIDECARSET_CONTROLLER=false',
+      'SIDECARSET_WORKERS=4',
+      'SIDECARSET_QPS=5',
+      'SIDECARSET_BURST=10',
+      'SIDECARSET_DRY_RUN=true',
+      'SIDECARSET_LEADER_ELECT=false',
+    ])
+      assert.ok(set.includes(e), e);
+  });
+
+  it('tags the image with the appVersion unless image.tag says otherwise', () => {
+    assert.equal(container(helmTemplate(t)).image, 'sidecarset:0.1.0');
+    assert.equal(
+      container(helmTemplate(t, ['image.repository=r.example/s', 'image.tag=1.2.3'])).image,
+      'r.example/s:1.2.3',
+    );
+  });
+});
