@@ -2,9 +2,10 @@
 import type { FastifyInstance } from 'fastify';
 import { fastify } from 'fastify';
 import { pino } from 'pino';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry } from 'prom-client';
 
 import { registerHealthRoutes } from '../server/health-routes.js';
+import { registerProcessMetrics } from '../server/process-metrics.js';
 import type { Io } from './io.js';
 import { closeOnSignal } from './io.js';
 import type { ControllerFlags } from './serve.js';
@@ -20,7 +21,7 @@ export interface ControllerCommandOptions extends ControllerFlags {
 export async function runController(options: ControllerCommandOptions, io: Io): Promise<number> {
   const logger = pino({ level: options.logLevel, base: { service: 'sidecarset' } }, io.stdout);
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'sidecarset_' });
+  registerProcessMetrics(registry);
   const controller = launchController(
     loadKubeConfig(options.kubeconfig),
     options,

@@ -1,7 +1,8 @@
 /** Prometheus metrics of the webhook (prom-client), on a registry of its own. */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 import type { SnapshotSource } from '../cache/snapshot.js';
+import { registerProcessMetrics } from './process-metrics.js';
 
 export interface WebhookMetrics {
   registry: Registry;
@@ -14,7 +15,7 @@ export interface WebhookMetrics {
 
 export function createMetrics(source: () => SnapshotSource | undefined): WebhookMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'sidecarset_' });
+  registerProcessMetrics(registry);
   const requests = new Counter({
     name: 'sidecarset_admission_requests_total',
     help: 'Admission requests by endpoint, decision (allowed/denied/invalid) and result',
