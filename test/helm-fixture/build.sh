@@ -2,7 +2,7 @@
 # Builds helm, unmodified, from the Go module in this folder (go.mod and go.sum only: no Go source)
 # into a cache folder keyed by this script, go.mod, go.sum and the Go version, as
 # test/kube-fixture/build.sh does for the control plane. A module of its own so that helm's
-# k8s.io/* versions never move kube-apiserver's (docs/adr/0008-helm-chart.md). Prints that folder.
+# k8s.io/* versions never move kube-apiserver's (docs/adr/0010-helm-chart.md). Prints that folder.
 #
 #   HELM_FIXTURE_CACHE  where the keyed folders live
 #                       (default: ${XDG_CACHE_HOME:-~/.cache}/sidecarset/helm-fixture)
