@@ -46,7 +46,9 @@ function render(results: readonly Result[], output: PlanCommandOptions['output']
   if (output === 'table') return renderTable(results);
   const values = results.map(jsonOf);
   const value = values.length === 1 ? values[0] : values;
-  return output === 'json' ? `${JSON.stringify(value, null, 2)}\n` : stringify(value);
+  if (output === 'json') return `${JSON.stringify(value, null, 2)}\n`;
+  // No anchors where the plan repeats an object: readers of the YAML want it written out.
+  return stringify(value, { aliasDuplicateObjects: false, lineWidth: 0 });
 }
 
 function asPod(doc: LoadedDocument): Pod {
