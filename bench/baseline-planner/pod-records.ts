@@ -8,7 +8,10 @@ import type {
   PodSidecarSetHashes,
   SidecarSetUpgradeSpec,
 } from '../../src/core/pod-hash-annotation.js';
-import { podSidecarSetHashesOf, quotedGoJson } from '../../src/core/pod-hash-annotation.js';
+import { quotedGoJson } from '../../src/core/pod-hash-annotation.js';
+
+// Moved to src/core/pod-hash-annotation.ts since this copy was made; the same code.
+export { readHashes } from '../../src/core/pod-hash-annotation.js';
 import { canonicalRecordTest } from './canonical-record.js';
 import { ValueMemo } from './value-memo.js';
 
@@ -45,12 +48,6 @@ function parseHashJson(value: string | undefined): HashJson {
   }
   if (objects > 0 && strings > 0) return { form: 'invalid' };
   return { form: strings > 0 ? 'legacy' : 'object', map: parsed };
-}
-
-export function readHashes(value: string | undefined): ReadHashes {
-  const json = parseHashJson(value);
-  if (!('map' in json)) return { form: json.form, hashes: {} };
-  return { form: json.form, hashes: podSidecarSetHashesOf(json.map, '') };
 }
 
 /**

@@ -15,7 +15,7 @@ import { buildPodFlip, buildPodUpgrade } from '../core/upgrade/change.js';
 import type { SidecarSetContext } from '../core/upgrade/context.js';
 import { sidecarSetContext } from '../core/upgrade/context.js';
 import { podKey, podRef, planUpgrade } from '../core/upgrade/plan.js';
-import { recordedHash } from '../core/upgrade/pod-records.js';
+import { recordedHash } from '../core/pod-hash-annotation.js';
 import { needsFlip } from '../core/upgrade/hot-slots.js';
 import { isStateConsistent, isUpdated } from '../core/upgrade/pod-state.js';
 import { selectsForUpgrade } from '../core/upgrade/selection.js';

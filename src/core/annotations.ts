@@ -5,6 +5,20 @@ export const SIDECARSET_INJECTED_LIST = 'kruise.io/sidecarset-injected-list';
 export const SIDECARSET_WORKING_HOTUPGRADE_CONTAINER =
   'kruise.io/sidecarset-working-hotupgrade-container';
 export const SIDECARSET_INPLACE_UPDATE_STATE = 'kruise.io/sidecarset-inplace-update-state';
+
+/**
+ * The SidecarSet version a hot-upgrade slot runs ("0" when empty), exposed to it as
+ * SIDECARSET_VERSION (GetPodSidecarSetVersionAnnotation in util_hotupgrade.go).
+ */
+export function versionAnnotation(slot: string): string {
+  return `version.sidecarset.kruise.io/${slot}`;
+}
+
+/** The version the other slot runs, exposed as SIDECARSET_VERSION_ALT. */
+export function versionAltAnnotation(slot: string): string {
+  return `versionalt.sidecarset.kruise.io/${slot}`;
+}
+
 export const SIDECARSET_CUSTOM_VERSION_LABEL = 'apps.kruise.io/sidecarset-custom-version';
 export const SIDECARSET_NAME_LABEL = 'kruise.io/sidecarset-name';
 export const SIDECARSET_CANARY = 'apps.kruise.io/sidecarset-canary';

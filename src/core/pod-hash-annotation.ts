@@ -1,6 +1,10 @@
 /**
- * The pod annotations kruise.io/sidecarset-hash and kruise.io/sidecarset-hash-without-image:
- * a JSON object keyed by SidecarSet name (reference injection §3.11).
+ * The codec of the pod annotations kruise.io/sidecarset-hash and
+ * kruise.io/sidecarset-hash-without-image, a JSON object keyed by SidecarSet name
+ * (SidecarSetUpgradeSpec in OpenKruise's pkg/control/sidecarcontrol/util.go): read tolerant
+ * (readHashes, recordedHash: a value that does not parse is no record, as the controller reads
+ * it), read strict (parsePodSidecarSetHashes: it is an error, as injection reads it), and write
+ * (formatPodSidecarSetHashes).
  */
 import { SidecarSetError } from './errors.js';
 import { compareStrings, goJsonString, isPlainObject } from './json.js';
@@ -37,7 +41,7 @@ export function parsePodSidecarSetHashes(
 }
 
 /** parsePodSidecarSetHashes for a value already parsed as JSON (to parse it only once). */
-export function podSidecarSetHashesOf(parsed: unknown, annotationKey: string): PodSidecarSetHashes {
+function podSidecarSetHashesOf(parsed: unknown, annotationKey: string): PodSidecarSetHashes {
   if (!isPlainObject(parsed)) throw badHash(annotationKey, 'it is not a JSON object');
   const out: PodSidecarSetHashes = {};
   for (const [name, entry] of Object.entries(parsed)) {
@@ -49,6 +53,58 @@ export function podSidecarSetHashesOf(parsed: unknown, annotationKey: string): P
     out[name] = readUpgradeSpec(entry);
   }
   return out;
+}
+
+export type HashForm = 'object' | 'legacy' | 'invalid' | 'absent';
+
+export interface ReadHashes {
+  form: HashForm;
+  hashes: PodSidecarSetHashes;
+}
+
+type HashJson =
+  { form: 'absent' | 'invalid' } | { form: 'object' | 'legacy'; map: Record<string, unknown> };
+
+/**
+ * Go first decodes the object form, then falls back to `{"name":"hash"}`; a map that mixes both
+ * shapes fails both decodings and reads as empty.
+ */
+function parseHashJson(value: string | undefined): HashJson {
+  if (value === undefined || value === '') return { form: 'absent' };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return { form: 'invalid' };
+  }
+  if (!isPlainObject(parsed)) return { form: 'invalid' };
+  let objects = 0;
+  let strings = 0;
+  for (const k in parsed) {
+    const v = parsed[k];
+    if (isPlainObject(v)) objects++;
+    else if (typeof v === 'string') strings++;
+    else return { form: 'invalid' };
+  }
+  if (objects > 0 && strings > 0) return { form: 'invalid' };
+  return { form: strings > 0 ? 'legacy' : 'object', map: parsed };
+}
+
+export function readHashes(value: string | undefined): ReadHashes {
+  const json = parseHashJson(value);
+  if (!('map' in json)) return { form: json.form, hashes: {} };
+  return { form: json.form, hashes: podSidecarSetHashesOf(json.map, '') };
+}
+
+/** The hash a pod records for one SidecarSet, or "" (GetPodSidecarSetUpgradeSpecInAnnotations). */
+export function recordedHash(value: string | undefined, sidecarSetName: string): string {
+  const json = parseHashJson(value);
+  if (!('map' in json)) return '';
+  const entry = json.map[sidecarSetName];
+  if (typeof entry === 'string') return entry;
+  if (!isPlainObject(entry)) return '';
+  const hash = entry['hash'];
+  return typeof hash === 'string' ? hash : '';
 }
 
 function readUpgradeSpec(entry: Record<string, unknown>): SidecarSetUpgradeSpec {

@@ -11,12 +11,16 @@ import { applyPatchPodMetadata } from '../inject/pod-metadata.js';
 import { isPlainObject } from '../json.js';
 import type { Pod } from '../k8s-types.js';
 import type { JsonPatchOperation } from '../patch.js';
-import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
-import { formatPodSidecarSetHashes, formatTimestamp } from '../pod-hash-annotation.js';
+import type {
+  HashForm,
+  PodSidecarSetHashes,
+  SidecarSetUpgradeSpec,
+} from '../pod-hash-annotation.js';
+import { formatPodSidecarSetHashes, formatTimestamp, readHashes } from '../pod-hash-annotation.js';
 import type { SidecarSetPatchPodMetadata } from '../sidecarset-types.js';
 import type { SidecarSetContext } from './context.js';
-import type { HashForm, InPlaceUpdateEntry } from './pod-records.js';
-import { formatInPlaceUpdateStates, readHashes, readInPlaceUpdateStates } from './pod-records.js';
+import type { InPlaceUpdateEntry } from './pod-records.js';
+import { formatInPlaceUpdateStates, readInPlaceUpdateStates } from './pod-records.js';
 import { flipChanges, hotUpgradeChanges } from './hot-slots.js';
 import type { ImageChange, PodFlip, PodRef, PodUpgrade } from './types.js';
 import { canonicalRecordTest } from './canonical-record.js';

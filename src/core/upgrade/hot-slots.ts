@@ -5,7 +5,11 @@
  * idles on the empty image. An upgrade writes the new image into a slot, which becomes the working
  * one; once it runs and the pod is ready, a flip puts the old slot back on the empty image.
  */
-import { SIDECARSET_WORKING_HOTUPGRADE_CONTAINER } from '../annotations.js';
+import {
+  SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
+  versionAltAnnotation,
+  versionAnnotation,
+} from '../annotations.js';
 import { sortedJson } from '../json.js';
 import type { Pod } from '../k8s-types.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
@@ -17,16 +21,6 @@ import {
   workingHotContainers,
 } from './pod-state.js';
 import type { ImageChange } from './types.js';
-
-/** The SidecarSet version a slot runs ("0" when empty), exposed to it as SIDECARSET_VERSION. */
-export function versionAnnotation(slot: string): string {
-  return `version.sidecarset.kruise.io/${slot}`;
-}
-
-/** The version the other slot runs, exposed as SIDECARSET_VERSION_ALT. */
-export function versionAltAnnotation(slot: string): string {
-  return `versionalt.sidecarset.kruise.io/${slot}`;
-}
 
 /** Image changes on slot containers, and the annotations that go with them. */
 export interface SlotChanges {

@@ -1,55 +1,13 @@
 /**
- * Reading and rewriting the per-SidecarSet records a pod carries: the hash maps
- * (pkg/control/sidecarcontrol/util.go) and kruise.io/sidecarset-inplace-update-state. Reads never
- * throw: a value
+ * Reading the per-SidecarSet records a pod carries, as the upgrade path needs them: whether the
+ * hash maps (pkg/control/sidecarcontrol/util.go) record a hash, answered fast for a fleet, and
+ * kruise.io/sidecarset-inplace-update-state, read and written. Reads never throw: a value
  * that does not parse reads as "no record", as OpenKruise's readers do.
  */
 import { compareStrings, isPlainObject, sortedJson } from '../json.js';
-import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
-import { podSidecarSetHashesOf, quotedGoJson } from '../pod-hash-annotation.js';
+import { quotedGoJson, recordedHash } from '../pod-hash-annotation.js';
 import { canonicalRecordTest } from './canonical-record.js';
 import { ValueMemo } from './value-memo.js';
-
-export type HashForm = 'object' | 'legacy' | 'invalid' | 'absent';
-
-export interface ReadHashes {
-  form: HashForm;
-  hashes: PodSidecarSetHashes;
-}
-
-type HashJson =
-  { form: 'absent' | 'invalid' } | { form: 'object' | 'legacy'; map: Record<string, unknown> };
-
-/**
- * Go first decodes the object form, then falls back to `{"name":"hash"}`; a map that mixes both
- * shapes fails both decodings and reads as empty.
- */
-function parseHashJson(value: string | undefined): HashJson {
-  if (value === undefined || value === '') return { form: 'absent' };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    return { form: 'invalid' };
-  }
-  if (!isPlainObject(parsed)) return { form: 'invalid' };
-  let objects = 0;
-  let strings = 0;
-  for (const k in parsed) {
-    const v = parsed[k];
-    if (isPlainObject(v)) objects++;
-    else if (typeof v === 'string') strings++;
-    else return { form: 'invalid' };
-  }
-  if (objects > 0 && strings > 0) return { form: 'invalid' };
-  return { form: strings > 0 ? 'legacy' : 'object', map: parsed };
-}
-
-export function readHashes(value: string | undefined): ReadHashes {
-  const json = parseHashJson(value);
-  if (!('map' in json)) return { form: json.form, hashes: {} };
-  return { form: json.form, hashes: podSidecarSetHashesOf(json.map, '') };
-}
 
 /**
  * Whether the pod records exactly `hash` for the SidecarSet. Without escapes in the text, a hash
@@ -89,17 +47,6 @@ export function hashRecordMatcher(
     }
     return answer;
   };
-}
-
-/** The hash a pod records for one SidecarSet, or "" (GetPodSidecarSetUpgradeSpecInAnnotations). */
-export function recordedHash(value: string | undefined, sidecarSetName: string): string {
-  const json = parseHashJson(value);
-  if (!('map' in json)) return '';
-  const entry = json.map[sidecarSetName];
-  if (typeof entry === 'string') return entry;
-  if (!isPlainObject(entry)) return '';
-  const hash = entry['hash'];
-  return typeof hash === 'string' ? hash : '';
 }
 
 export interface InPlaceUpdateEntry {
@@ -211,5 +158,3 @@ function formatEntry(entry: InPlaceUpdateEntry): string {
   }
   return `${out}}`;
 }
-
-export type { SidecarSetUpgradeSpec };

@@ -13,11 +13,10 @@ import {
   stripImageIdScheme,
 } from '../../../src/core/upgrade/image.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
+import { readHashes, recordedHash } from '../../../src/core/pod-hash-annotation.js';
 import {
   formatInPlaceUpdateStates,
-  readHashes,
   readInPlaceUpdateStates,
-  recordedHash,
 } from '../../../src/core/upgrade/pod-records.js';
 import {
   hasEverySidecar,
