@@ -1,18 +1,8 @@
-/** What every sidecarset process exposes besides its own metrics: prom-client's defaults and build info. */
-import { readFileSync } from 'node:fs';
-
+/** Metrics every sidecarset process exposes: prom-client's defaults and build info. */
 import type { Registry } from 'prom-client';
 import { Gauge, collectDefaultMetrics } from 'prom-client';
 
-/** package.json's version: two directories up from src/server/ (tsx) and dist/server/ alike. */
-function packageVersion(): string {
-  const pkg: unknown = JSON.parse(
-    readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
-  );
-  const version =
-    typeof pkg === 'object' && pkg !== null ? (pkg as { version?: unknown }).version : undefined;
-  return typeof version === 'string' ? version : 'unknown';
-}
+import { VERSION } from '../cli/version.js';
 
 export function registerProcessMetrics(registry: Registry): void {
   // No prefix: process_cpu_seconds_total, nodejs_eventloop_lag_seconds... keep the names every
@@ -25,5 +15,5 @@ export function registerProcessMetrics(registry: Registry): void {
     help: 'Always 1; the sidecarset version as a label',
     labelNames: ['version'] as const,
     registers: [registry],
-  }).set({ version: packageVersion() }, 1);
+  }).set({ version: VERSION }, 1);
 }

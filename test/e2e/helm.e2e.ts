@@ -12,6 +12,7 @@ import { before, describe, it } from 'node:test';
 
 import type { ControlPlane } from '../kube-fixture/control-plane.js';
 import { eventually } from '../support/eventually.js';
+import { crdEstablished } from './install.js';
 import type { SidecarsetProcess } from './processes.js';
 import { install, useControlPlane } from './support.js';
 
@@ -63,13 +64,7 @@ async function installChart(
     `certificates.caBundle=${Buffer.from(webhook.caPem).toString('base64')}`,
   ]);
   assert.equal(installed.code, 0, `helm install: ${installed.stderr}`);
-  const established = await plane.kubectl([
-    'wait',
-    '--for=condition=Established',
-    '--timeout=60s',
-    'crd/sidecarsets.apps.kruise.io',
-  ]);
-  assert.equal(established.code, 0, established.stderr);
+  await crdEstablished(plane);
 }
 
 describe('installed with helm into a real API server', () => {

@@ -64,6 +64,11 @@ export async function installManifests(
   );
   const applied = await plane.kubectl(['apply', '-k', overlay]);
   assert.equal(applied.code, 0, `kubectl apply -k: ${applied.stderr}`);
+  await crdEstablished(plane);
+}
+
+/** Resolves once the API server serves the SidecarSet CRD that was just created. */
+export async function crdEstablished(plane: ControlPlane): Promise<void> {
   const established = await plane.kubectl([
     'wait',
     '--for=condition=Established',
