@@ -122,8 +122,9 @@ const sidecarContainer = (description: string) =>
     additionalProperties: true,
     properties: {
       name: str(
-        'The container name. It must not be the name of a container the pod already has, nor ' +
-          'of a sidecar of another SidecarSet that matches the same pods.',
+        'The container name. A pod container of the same name is replaced by the sidecar. ' +
+          'Two SidecarSets that can select the same pods may not both have a container of this ' +
+          'name, and an update of a SidecarSet may not add or rename containers.',
       ),
       image: str(
         containerField('The container image.') +
@@ -188,11 +189,11 @@ const sidecarContainer = (description: string) =>
       podInjectPolicy: {
         type: 'string',
         description:
-          'Where a sidecar goes in pod.spec.containers: BeforeAppContainer (the default for ' +
-          'containers) puts it before the app containers, AfterAppContainer after them. ' +
-          'Sidecars of one SidecarSet keep their order; several SidecarSets are applied in name ' +
-          'order (OpenKruise leaves that order undefined; docs/adr/0001). Init containers go ' +
-          "after the pod's own init containers (default AfterAppContainer).",
+          "Where the sidecar goes in the pod's list: BeforeAppContainer in front of the pod's " +
+          'own containers, AfterAppContainer behind them; the default is BeforeAppContainer for ' +
+          'containers and AfterAppContainer for init containers. Containers of one SidecarSet ' +
+          'keep their order and SidecarSets are applied in name order (OpenKruise leaves that ' +
+          'order undefined; docs/adr/0001); injected init containers are ordered by name.',
         enum: ['BeforeAppContainer', 'AfterAppContainer'],
       },
       upgradeStrategy: {
@@ -203,14 +204,14 @@ const sidecarContainer = (description: string) =>
           upgradeType: {
             type: 'string',
             description:
-              'ColdUpgrade (the default): the container is restarted with the new image. ' +
+              'Fixed once set. ColdUpgrade (the default): the container is restarted with the new image. ' +
               'HotUpgrade: the sidecar runs in two containers, <name>-1 and <name>-2, and the ' +
               'new version starts in the idle one before the old one goes idle, so the pod ' +
               'stays ready (for proxies such as Envoy that hand over their work).',
             enum: ['ColdUpgrade', 'HotUpgrade'],
           },
           hotUpgradeEmptyImage: str(
-            'For HotUpgrade, required: the image the idle container runs. It must accept the ' +
+            'For HotUpgrade: the image the idle container runs. It must accept the ' +
               "sidecar's command, args and probes and do no work.",
           ),
         },
@@ -284,7 +285,7 @@ const sidecarContainer = (description: string) =>
             description:
               "Which of the pod's containers count: those whose names match this regular " +
               'expression, plain containers and native-sidecar init containers, never the ' +
-              "SidecarSets' own sidecars. A pod with no match is rejected. Default .* (all).",
+              "SidecarSets' own sidecars. A pod with no match is rejected. Unset, it is .*: every container.",
             default: DEFAULT_TARGET_CONTAINERS_NAME_REGEX,
           },
           resourcesExpr: {
@@ -303,8 +304,9 @@ const orderPriority = {
   description:
     'Order by label value: a pod is ranked by the first of these keys it carries, pods with ' +
     'an earlier key before pods with a later one, and among pods with the same key the larger ' +
-    'number at the end of the value first (sts-10 before sts-9). Not together with ' +
-    'weightPriority.',
+    'number at the end of the value first (sts-10 before sts-9). Pods that carry none of the ' +
+    'keys come first, as in OpenKruise (pkg/util/updatesort/priority_sort.go). Not together ' +
+    'with weightPriority.',
   items: {
     type: 'object',
     description: 'One label key to order by.',
@@ -351,9 +353,8 @@ const updateStrategy = {
     ),
     selector: labelSelector(
       'Upgrade only the matched pods whose labels also match this selector (a canary); not ' +
-        'together with partition. With ' +
-        'injectionStrategy.revision, new pods that match it get the latest version, the ' +
-        'others the pinned one.',
+        'together with partition. With injectionStrategy.revision.policy Partial, new pods ' +
+        'that it does not select get the pinned version.',
     ),
     partition: intOrString(
       'How many matched pods stay on their old version: a number, or a percentage of the ' +
@@ -425,10 +426,11 @@ const injectionStrategy = {
         policy: {
           type: 'string',
           description:
-            'Always (the default): every new pod gets the pinned version, except pods that ' +
-            'updateStrategy.selector matches. Partial: new pods get the latest version with ' +
-            'the probability 1 - updateStrategy.partition (a percentage; otherwise 0%), and ' +
-            'the pinned version otherwise.',
+            'Always (the default): every new pod gets the pinned version. Partial: a new pod ' +
+            'gets the pinned version while updateStrategy.paused is true or when ' +
+            'updateStrategy.selector does not select it; otherwise the latest version with ' +
+            'the probability 1 - updateStrategy.partition (a percentage; any other partition ' +
+            'counts as 0%).',
           enum: ['Always', 'Partial'],
         },
       },
