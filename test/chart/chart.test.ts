@@ -60,6 +60,8 @@ describe('charts/sidecarset', { skip }, () => {
       'certificates.source=vault',
       'replicas=-1',
       'webhook.url=http://127.0.0.1:9443',
+      // A URL with a certificate of the user's own: without its CA nothing would trust the webhook.
+      'webhook.url=https://127.0.0.1:9443',
       'unknownKey=1',
     ]) {
       const r = run(t.helm, ['template', 'x', CHART, '--set', bad]);
