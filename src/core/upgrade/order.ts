@@ -37,20 +37,27 @@ export function sortCandidates<T extends Sortable>(
   priority: UpdatePriorityStrategy | undefined,
 ): T[] {
   const keys = new CandidateKeys(priority, candidates.length);
-  for (const c of candidates) keys.add(c.pod, c.labels);
-  const namespaces = namespaceRanks(candidates.map((c) => c.ref.namespace));
-  const order = keys.order(
-    namespaces,
-    candidates.map((c) => c.ref.name),
-  );
-  return Array.from(order, (i) => candidates[i] as T);
+  const names = new Array<string>(candidates.length);
+  for (let i = 0; i < candidates.length; i++) {
+    const { pod, labels, ref } = candidates[i] as T;
+    keys.add(pod, labels);
+    names[i] = ref.name;
+  }
+  const order = keys.order(namespaceRanks(candidates), names);
+  const sorted = new Array<T>(order.length);
+  for (let k = 0; k < order.length; k++) sorted[k] = candidates[order[k] as number] as T;
+  return sorted;
 }
 
-/** Each namespace's rank among the distinct namespaces, which are few. */
-function namespaceRanks(namespaces: readonly string[]): Float64Array {
-  const distinct = [...new Set(namespaces)].sort(compareStrings);
+/** Each candidate's namespace as its rank among the distinct namespaces, which are few. */
+function namespaceRanks(candidates: readonly Sortable[]): Float64Array {
+  const distinct = [...new Set(candidates.map((c) => c.ref.namespace))].sort(compareStrings);
   const rank = new Map(distinct.map((namespace, r) => [namespace, r]));
-  return Float64Array.from(namespaces, (namespace) => rank.get(namespace) ?? 0);
+  const ranks = new Float64Array(candidates.length);
+  for (let i = 0; i < candidates.length; i++) {
+    ranks[i] = rank.get((candidates[i] as Sortable).ref.namespace) ?? 0;
+  }
+  return ranks;
 }
 
 const PHASE_RANK: Readonly<Record<string, number>> = { Pending: 0, Unknown: 1, Running: 2 };

@@ -40,7 +40,9 @@ export function scatterCandidates<T extends Labelled>(
   const earlier = (a: number, b: number): number => byName(matched[a] as T, matched[b] as T);
   const byKey = keyValues([...new Set(terms.map((t) => t.key))], matched, earlier);
   const order = scatterCoded(byKey, terms, candidates, matched.length);
-  return Array.from(order, (i) => candidates[i] as T);
+  const scattered = new Array<T>(order.length);
+  for (let k = 0; k < order.length; k++) scattered[k] = candidates[order[k] as number] as T;
+  return scattered;
 }
 
 /** parseUpdateScatterTerms, plus key-only terms; repeated key:value pairs are dropped. */
@@ -182,8 +184,10 @@ function scatterCoded(
     const kv = valuesOfKey(t.key);
     let codes = codesByKey.get(t.key);
     if (codes === undefined) {
-      const all = kv.codes;
-      codes = Int32Array.from(candidates, (c) => all[c.index] as number);
+      codes = new Int32Array(count);
+      for (let i = 0; i < count; i++) {
+        codes[i] = kv.codes[(candidates[i] as Labelled).index] as number;
+      }
       codesByKey.set(t.key, codes);
     }
     const code = codeOf(kv.dictionary, t.value);
