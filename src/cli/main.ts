@@ -11,7 +11,8 @@ import { runPlan } from './plan.js';
 import type { ControllerCommandOptions } from './controller.js';
 import { runController } from './controller.js';
 import type { ControllerFlags, ServeOptions } from './serve.js';
-import { DEFAULT_CONTROLLER_FLAGS, runServe } from './serve.js';
+import { DEFAULT_SERVER_LIMITS } from '../server/http-server.js';
+import { DEFAULT_CONTROLLER_FLAGS, parseByteSize, runServe } from './serve.js';
 import { runValidate } from './validate.js';
 import { VERSION } from './version.js';
 
@@ -168,6 +169,30 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
         .env('SIDECARSET_CONTROLLER')
         .argParser(parseBool)
         .default(true),
+    )
+    .addOption(
+      new Option(
+        '--read-timeout <seconds>',
+        'time to receive a request (TLS handshake, headers, body); slower ones get 408',
+      )
+        .env('SIDECARSET_READ_TIMEOUT')
+        .argParser(parsePositive)
+        .default(DEFAULT_SERVER_LIMITS.readTimeoutSeconds),
+    )
+    .addOption(
+      new Option('--max-connections <n>', 'open connections per port; more are closed at once')
+        .env('SIDECARSET_MAX_CONNECTIONS')
+        .argParser(parsePositive)
+        .default(DEFAULT_SERVER_LIMITS.maxConnections),
+    )
+    .addOption(
+      new Option(
+        '--max-inflight-body-bytes <size>',
+        'request-body bytes received at once (e.g. 32Mi); requests beyond get 503',
+      )
+        .env('SIDECARSET_MAX_INFLIGHT_BODY_BYTES')
+        .argParser(parseByteSize)
+        .default(DEFAULT_SERVER_LIMITS.maxInflightBodyBytes),
     );
   addControllerOptions(serve).action(async (opts: ServeOptions & ControllerFlags) => {
     exitCode = await runServe({ ...opts, controllerOptions: opts }, io);

@@ -5,6 +5,7 @@
 import { Server as HttpsServer } from 'node:https';
 
 import { KubeConfig } from '@kubernetes/client-node';
+import { InvalidArgumentError } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
@@ -17,7 +18,7 @@ import { createController } from '../controller/controller.js';
 import { createClusterSource } from '../k8s/cluster-source.js';
 import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
 import { createControllerMetrics } from '../server/controller-metrics.js';
-import { buildApp, buildHealthApp } from '../server/app.js';
+import { BODY_LIMIT, buildApp, buildHealthApp } from '../server/app.js';
 import type { ServerLimits } from '../server/http-server.js';
 import { DEFAULT_SERVER_LIMITS } from '../server/http-server.js';
 import type { WebhookMetrics } from '../server/metrics.js';
@@ -41,8 +42,11 @@ export interface ServeOptions {
   /** Run the upgrade controller too (cluster mode only); default true. */
   controller?: boolean;
   controllerOptions?: ControllerFlags;
-  /** The server's limits; default DEFAULT_SERVER_LIMITS. */
-  limits?: ServerLimits;
+  /** Seconds to receive a request (TLS handshake, headers, body); DEFAULT_SERVER_LIMITS. */
+  readTimeout?: number;
+  maxConnections?: number;
+  /** Request-body bytes received at once, all connections together. */
+  maxInflightBodyBytes?: number;
 }
 
 /** Flags of the upgrade controller, shared by `serve` and `controller`. */
@@ -127,7 +131,12 @@ async function startAll(
   const tls = await loadCertificate(options, logger);
   metrics.certificateExpiry.set(tls.pair.notAfter.getTime() / 1000);
 
-  const limits = options.limits ?? DEFAULT_SERVER_LIMITS;
+  const d = DEFAULT_SERVER_LIMITS;
+  const limits: ServerLimits = {
+    readTimeoutSeconds: options.readTimeout ?? d.readTimeoutSeconds,
+    maxConnections: options.maxConnections ?? d.maxConnections,
+    maxInflightBodyBytes: options.maxInflightBodyBytes ?? d.maxInflightBodyBytes,
+  };
   const app = buildApp({
     source,
     logger,
@@ -173,6 +182,22 @@ export async function runServe(options: ServeOptions, io: Io): Promise<number> {
   const served = await startServe(options, io);
   closeOnSignal(io, 'finishing requests in flight, then stopping', () => served.close());
   return 0;
+}
+
+/**
+ * --max-inflight-body-bytes: bytes, or a Kubernetes-style binary size (`32Mi`). At least one
+ * AdmissionReview of the largest size must fit, or large pods would never be admitted.
+ */
+export function parseByteSize(value: string): number {
+  const match = /^(\d+)(Ki|Mi|Gi)?$/.exec(value.trim());
+  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 }[match?.[2] ?? ''] ?? 1;
+  const bytes = Number(match?.[1] ?? NaN) * unit;
+  if (!Number.isSafeInteger(bytes) || bytes < BODY_LIMIT) {
+    throw new InvalidArgumentError(
+      `expected a size of at least ${BODY_LIMIT} bytes (7Mi, the largest AdmissionReview), such as 33554432 or 32Mi`,
+    );
+  }
+  return bytes;
 }
 
 function createSource(

@@ -1,7 +1,8 @@
 /**
  * One budget for the request bodies being received, all connections together: a request that
  * would take it over the limit is answered 503 at once instead of being buffered, so that many
- * large or stalled bodies cannot grow the process past its memory limit (docs/deploy.md, "Limits").
+ * large or stalled bodies cannot grow the process past its memory limit (docs/deploy.md, "Limits
+ * and network policy").
  */
 import { Transform } from 'node:stream';
 

@@ -1,6 +1,6 @@
 /**
  * The Node server under fastify: the TLS policy and the limits that keep a slow or hostile client
- * from holding connections and memory (docs/deploy.md, "Limits").
+ * from holding connections and memory (docs/deploy.md, "Limits and network policy").
  */
 import { createServer as createHttpServer } from 'node:http';
 import type { RequestListener, Server } from 'node:http';

@@ -6,11 +6,13 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { connect } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import { ensureDevCertificates } from '../../src/server/tls.js';
 import { httpsRequest } from '../support/https.js';
@@ -29,6 +31,9 @@ describe('sidecarset serve as a process', () => {
         SIDECARSET_HOST: '127.0.0.1',
         SIDECARSET_METRICS_PORT: '0',
         SIDECARSET_DEV_CERT_DIR: certDir,
+        SIDECARSET_READ_TIMEOUT: '7',
+        SIDECARSET_MAX_CONNECTIONS: '50',
+        SIDECARSET_MAX_INFLIGHT_BODY_BYTES: '16Mi',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -36,13 +41,18 @@ describe('sidecarset serve as a process', () => {
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     try {
-      const listening = await new Promise<{ url: string; metricsUrl: string }>(
+      const listening = await new Promise<{ url: string; metricsUrl: string; limits: unknown }>(
         (resolve, reject) => {
           const lines = createInterface({ input: child.stdout });
           lines.on('line', (line) => {
-            const entry = JSON.parse(line) as { msg?: string; url?: string; metricsUrl?: string };
+            const entry = JSON.parse(line) as {
+              msg?: string;
+              url?: string;
+              metricsUrl?: string;
+              limits?: unknown;
+            };
             if (entry.msg === 'webhook listening' && entry.url && entry.metricsUrl) {
-              resolve({ url: entry.url, metricsUrl: entry.metricsUrl });
+              resolve({ url: entry.url, metricsUrl: entry.metricsUrl, limits: entry.limits });
             }
           });
           void exited.then((code) => {
@@ -50,6 +60,11 @@ describe('sidecarset serve as a process', () => {
           });
         },
       );
+      assert.deepEqual(listening.limits, {
+        readTimeoutSeconds: 7,
+        maxConnections: 50,
+        maxInflightBodyBytes: 16 * 1024 * 1024,
+      });
       const ca = await readFile(join(certDir, 'ca.crt'), 'utf8');
       const body = await readFile(join(root, 'examples/admission-review.json'), 'utf8');
       const answer = await httpsRequest(`${listening.url}/mutate-pods`, { body, ca });
@@ -101,6 +116,13 @@ describe('sidecarset serve as a process', () => {
       );
       return ['--cert', dev.certFile, '--key', dev.keyFile];
     };
+
+    it('a byte budget smaller than the largest AdmissionReview is a usage error', async () => {
+      const args = ['--sidecarsets', 'examples/logtail-sidecarset.yaml', '--port', '0'];
+      const { code, stderr } = await exitOf([...args, '--max-inflight-body-bytes', '1Mi']);
+      assert.equal(code, 2, stderr);
+      assert.match(stderr, /--max-inflight-body-bytes.*at least 7340032 bytes/);
+    });
 
     it('files mode: the port is in use', async () => {
       const blocker = await busyPort();
@@ -164,5 +186,73 @@ describe('sidecarset serve as a process', () => {
         blocker.close();
       }
     });
+  });
+
+  it('keeps its memory while 100 clients each send most of a 7 MB body and stall', async () => {
+    const rssOf = async (pid: number): Promise<number> => {
+      const status = await readFile(`/proc/${pid}/status`, 'utf8');
+      return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN) * 1024;
+    };
+    const certDir = await mkdtemp(join(tmpdir(), 'serve-proc-'));
+    const child = spawn(
+      process.execPath,
+      ['bin/sidecarset.js', 'serve', '--sidecarsets', 'examples/logtail-sidecarset.yaml'],
+      {
+        cwd: root,
+        env: {
+          ...process.env,
+          SIDECARSET_PORT: '0',
+          SIDECARSET_HOST: '127.0.0.1',
+          SIDECARSET_DEV_CERT_DIR: certDir,
+          SIDECARSET_READ_TIMEOUT: '4',
+        },
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const sockets: ReturnType<typeof connect>[] = [];
+    try {
+      const url = await new Promise<string>((resolve) => {
+        createInterface({ input: child.stdout }).on('line', (line) => {
+          const entry = JSON.parse(line) as { msg?: string; url?: string };
+          if (entry.msg === 'webhook listening' && entry.url) resolve(entry.url);
+        });
+      });
+      const pid = child.pid ?? 0;
+      const ca = await readFile(join(certDir, 'ca.crt'), 'utf8');
+      const baseline = await rssOf(pid);
+      const body = Buffer.alloc(6_900_000, 32);
+      let closed = 0;
+      for (let i = 0; i < 100; i++) {
+        const socket = connect({
+          host: '127.0.0.1',
+          port: Number(new URL(url).port),
+          servername: 'localhost',
+          ca,
+        });
+        socket.on('error', () => undefined);
+        socket.on('close', () => closed++);
+        socket.resume(); // reads the answer and the server's close
+        socket.write(
+          'POST /mutate-pods HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+            'Content-Length: 7000000\r\n\r\n',
+        );
+        socket.write(body);
+        sockets.push(socket);
+      }
+      let peak = 0;
+      for (let i = 0; i < 30; i++) {
+        peak = Math.max(peak, await rssOf(pid));
+        await sleep(100);
+      }
+      // Before the limits, this took the process from about 250 to 850 MB, and it stayed.
+      assert.ok(peak - baseline < 150 * 1024 * 1024, `RSS grew ${(peak - baseline) / 2 ** 20} MiB`);
+      for (let i = 0; i < 100 && closed < 100; i++) await sleep(100);
+      assert.equal(closed, 100, `${closed} of 100 closed after --read-timeout`);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0);
   });
 });

@@ -8,6 +8,7 @@ import { MutatingWebhookConfiguration } from 'kubernetes-models/admissionregistr
 import { ValidatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration';
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1/CustomResourceDefinition';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
 import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
@@ -136,6 +137,7 @@ const MODELS: ReadonlyMap<string, ModelClass> = new Map<string, ModelClass>([
   ['v1/Service', Service],
   ['apps/v1/Deployment', Deployment],
   ['policy/v1/PodDisruptionBudget', PodDisruptionBudget],
+  ['networking.k8s.io/v1/NetworkPolicy', NetworkPolicy],
   ['rbac.authorization.k8s.io/v1/ClusterRole', ClusterRole],
   ['rbac.authorization.k8s.io/v1/ClusterRoleBinding', ClusterRoleBinding],
   ['rbac.authorization.k8s.io/v1/Role', Role],
@@ -315,6 +317,37 @@ describe('the Deployment', () => {
     const annotations = obj(deployment, 'spec', 'template', 'metadata', 'annotations');
     assert.equal(annotations['prometheus.io/port'], '8080');
     assert.equal(annotations['prometheus.io/path'], ENDPOINTS.metrics);
+  });
+});
+
+describe('the NetworkPolicy', () => {
+  const policy = one('networking.k8s.io/v1/NetworkPolicy');
+  const deployment = one('apps/v1/Deployment');
+  const containerPorts = objs(deployment, 'spec', 'template', 'spec', 'containers', 0, 'ports');
+
+  it("selects the webhook's pods and restricts ingress only", () => {
+    assert.deepEqual(
+      at(policy, 'spec', 'podSelector', 'matchLabels'),
+      at(deployment, 'spec', 'selector', 'matchLabels'),
+    );
+    assert.deepEqual(at(policy, 'spec', 'policyTypes'), ['Ingress']);
+  });
+
+  it('lets anyone reach the webhook port, and only the monitoring namespace the metrics port', () => {
+    const rules = objs(policy, 'spec', 'ingress');
+    const byPort = new Map(
+      rules.flatMap((rule) => objs(rule, 'ports').map((p) => [p['port'], rule] as const)),
+    );
+    // Named ports: they must be the container's, so that a renumbering cannot open or close one.
+    assert.deepEqual([...byPort.keys()].sort(), containerPorts.map((p) => p['name']).sort());
+    for (const rule of rules) {
+      for (const p of objs(rule, 'ports')) assert.equal(p['protocol'], 'TCP');
+    }
+    // The API server's source addresses differ per cluster: no `from` on the webhook port.
+    assert.equal(byPort.get('webhook')?.['from'], undefined);
+    assert.deepEqual(at(byPort.get('metrics'), 'from'), [
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+    ]);
   });
 });
 

@@ -13,9 +13,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from 'node:tls';
 import type { ConnectionOptions, TLSSocket } from 'node:tls';
 
-import type { Served } from '../../src/cli/serve.js';
+import type { ServeOptions, Served } from '../../src/cli/serve.js';
 import { startServe } from '../../src/cli/serve.js';
-import type { ServerLimits } from '../../src/server/http-server.js';
 import { httpsRequest } from '../support/https.js';
 
 const examples = new URL('../../examples/', import.meta.url).pathname;
@@ -27,7 +26,9 @@ interface Server {
   metric: (line: RegExp) => Promise<number>;
 }
 
-async function startWith(limits: ServerLimits): Promise<Server> {
+async function startWith(
+  limits: Pick<ServeOptions, 'readTimeout' | 'maxConnections' | 'maxInflightBodyBytes'>,
+): Promise<Server> {
   const devCertDir = await mkdtemp(join(tmpdir(), 'limits-'));
   const stdout = new PassThrough();
   stdout.resume();
@@ -39,7 +40,7 @@ async function startWith(limits: ServerLimits): Promise<Server> {
       metricsPort: 0,
       logLevel: 'error',
       devCertDir,
-      limits,
+      ...limits,
     },
     { stdin: new PassThrough(), stdout, stderr: new PassThrough() },
   );
@@ -107,7 +108,7 @@ describe('TLS policy', () => {
   let server: Server;
   before(async () => {
     server = await startWith({
-      readTimeoutSeconds: 10,
+      readTimeout: 10,
       maxConnections: 100,
       maxInflightBodyBytes: MiB,
     });
@@ -158,7 +159,7 @@ describe('limits', () => {
   let server: Server;
   before(async () => {
     server = await startWith({
-      readTimeoutSeconds: 1,
+      readTimeout: 1,
       maxConnections: 100,
       maxInflightBodyBytes: MiB,
     });
@@ -233,7 +234,7 @@ describe('connection cap', () => {
   let server: Server;
   before(async () => {
     server = await startWith({
-      readTimeoutSeconds: 10,
+      readTimeout: 10,
       maxConnections: 5,
       maxInflightBodyBytes: MiB,
     });
