@@ -37,10 +37,14 @@ function normalizeChart(o: KubeObject): KubeObject {
   return o;
 }
 
-/** The base's caBundle placeholder: the chart has no caBundle unless certificates.caBundle is set. */
+/**
+ * The base's caBundle placeholder: the chart has no caBundle unless certificates.caBundle is set.
+ * manifests/cert-manager removes it (the CA injector writes the caBundle).
+ */
 function withoutPlaceholder(o: KubeObject): KubeObject {
   const webhooks = o['webhooks'] as { clientConfig: { caBundle?: string } }[] | undefined;
   for (const webhook of webhooks ?? []) {
+    if (!('caBundle' in webhook.clientConfig)) continue;
     assert.equal(webhook.clientConfig.caBundle, 'Q0FfQlVORExFX1BMQUNFSE9MREVS');
     delete webhook.clientConfig.caBundle;
   }
