@@ -42,7 +42,7 @@ import {
   SIDECARSET_INJECTED_LIST,
 } from '../src/core/annotations.js';
 import { injectPod } from '../src/core/inject/inject.js';
-import { scaleMaxUnavailable } from '../src/core/intstr.js';
+import { scaleMaxUnavailable } from '../src/core/upgrade/intstr.js';
 import type { Pod } from '../src/core/k8s-types.js';
 import { withHashes } from '../src/core/sidecarset-admission.js';
 import type { SidecarSet } from '../src/core/sidecarset-types.js';

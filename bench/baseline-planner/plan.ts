@@ -8,7 +8,7 @@ import { compareStrings } from '../../src/core/json.js';
 import type { Pod } from '../../src/core/k8s-types.js';
 import { podNamespace } from '../../src/core/match.js';
 import type { SidecarSet } from '../../src/core/sidecarset-types.js';
-import { scaleMaxUnavailable, scalePartition } from '../../src/core/intstr.js';
+import { scaleMaxUnavailable, scalePartition } from '../../src/core/upgrade/intstr.js';
 import { upgradeCount } from './budget.js';
 import { buildPodFlip, podUpgradeBuilder } from './change.js';
 import type { SidecarSetContext } from './context.js';

@@ -5,7 +5,7 @@
  * pods in any order give the same plan (docs/adr/0003-stable-upgrade-order.md).
  */
 import { SidecarSetError } from '../errors.js';
-import { scaleMaxUnavailable, scalePartition } from '../intstr.js';
+import { scaleMaxUnavailable, scalePartition } from './intstr.js';
 import { compareStrings } from '../json.js';
 import type { Pod } from '../k8s-types.js';
 import { podNamespace } from '../match.js';

@@ -10,7 +10,7 @@ import type {
   UpdatePriorityStrategy,
   UpdateScatterTerm,
 } from '../../../src/core/sidecarset-types.js';
-import { scaleMaxUnavailable } from '../../../src/core/intstr.js';
+import { scaleMaxUnavailable } from '../../../src/core/upgrade/intstr.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { sortCandidates } from '../../../src/core/upgrade/order.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { scaleMaxUnavailable, scalePartition } from '../../src/core/intstr.js';
-import type { IntOrString } from '../../src/core/k8s-types.js';
+import { scaleMaxUnavailable, scalePartition } from '../../../src/core/upgrade/intstr.js';
+import type { IntOrString } from '../../../src/core/k8s-types.js';
 
 describe('scalePartition (CalculatePartitionReplicas)', () => {
   const cases: [IntOrString | undefined, number, number][] = [

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { ANY_NAMESPACE } from '../../src/core/match.js';
-import { selectsForUpgrade } from '../../src/core/upgrade/selection.js';
-import { makePod, makeSidecarSet } from '../support/factories.js';
+import { ANY_NAMESPACE } from '../../../src/core/match.js';
+import { selectsForUpgrade } from '../../../src/core/upgrade/selection.js';
+import { makePod, makeSidecarSet } from '../../support/factories.js';
 
 describe('selectsForUpgrade', () => {
   it('ignores an injection pause: pods already injected are still upgraded', () => {
