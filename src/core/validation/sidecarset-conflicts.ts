@@ -8,7 +8,7 @@ import type { FieldError } from './field-error.js';
 import { invalid } from './field-error.js';
 import { NAMESPACE_NAME_LABEL, SIDECARSET_BASE, SIDECARSET_CANARY } from '../annotations.js';
 import { deepEqual } from '../json.js';
-import { isSelectorOverlapping } from '../selector-overlap.js';
+import { isSelectorOverlapping } from './selector-overlap.js';
 
 /** Containers cannot be added or renamed on UPDATE, and upgradeType is immutable. */
 export function validateContainerUpdate(
