@@ -29,9 +29,9 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
 };
 
 /**
- * Mozilla's "intermediate" configuration (ssl-config.mozilla.org, version 5.7) without the DHE
- * suites, which Go's TLS client (the API server's) never offers: TLS 1.2 with ECDHE and AEAD
- * ciphers only, no CBC, no SHA-1; TLS 1.3 with its three suites.
+ * Mozilla's "intermediate" configuration (ssl-config.mozilla.org) without the DHE suites, which
+ * Go's TLS client (the API server's) never offers: TLS 1.2 with ECDHE and AEAD ciphers only, no
+ * CBC, no SHA-1; TLS 1.3 with its three suites.
  */
 export const TLS_POLICY = {
   minVersion: 'TLSv1.2',
