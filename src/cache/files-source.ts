@@ -59,6 +59,7 @@ export function createFilesSource(options: FilesSourceOptions): SnapshotSource {
       log.info({ sidecarSets: files.sidecarSets.length }, 'reloaded SidecarSets from files');
       options.onReload?.(true);
     } catch (err) {
+      if (flags.stopped) return; // the worker was stopped under it
       const message = err instanceof Error ? err.message : String(err);
       log.error({ err: message }, 'reload failed; keeping the last good SidecarSets');
       options.onReload?.(false);
@@ -111,8 +112,8 @@ export function createFilesSource(options: FilesSourceOptions): SnapshotSource {
     async stop() {
       flags.stopped = true;
       watch?.close();
+      await loader.close(); // a reload under way is dropped, not awaited
       await reloading;
-      await loader.close();
     },
   };
 }

@@ -116,6 +116,21 @@ describe('files source', () => {
     assert.ok(reloads.every(Boolean));
   });
 
+  it('stops during a reload without waiting for it or logging it as failed', async () => {
+    const file = await fileWith('stop', sidecarSetsYaml(3000, 'agent:1'));
+    const { source, reloads, logs, images } = await started(file, 0);
+    await writeFile(file, sidecarSetsYaml(3000, 'agent:2'));
+    await sleep(100); // the change is seen; reading 3,000 SidecarSets takes the worker far longer
+    await source.stop();
+    await sleep(200);
+    assert.deepEqual(reloads, []);
+    assert.deepEqual(new Set(images()), new Set(['agent:1']));
+    assert.deepEqual(
+      logs.filter((l) => l.level >= 50),
+      [],
+    );
+  });
+
   for (const [what, text] of [
     ['an empty file', ''],
     ['a file of comments', '# all gone\n---\n# really\n'],
