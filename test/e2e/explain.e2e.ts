@@ -11,6 +11,8 @@ import { stringify } from 'yaml';
 import { CRD_PATH } from '../../scripts/gen-crd.js';
 import { SIDECARSET_SCHEMA } from '../../src/core/validation/sidecarset-schema.js';
 import { eventually } from '../support/eventually.js';
+import { RESOURCES_POLICY_WITHOUT_REGEX } from '../core/validation/fixtures.js';
+import { applyCrd } from './apply-crd.js';
 import { useControlPlane } from './support.js';
 
 const partition = SIDECARSET_SCHEMA.properties.spec.properties.updateStrategy.properties.partition;
@@ -21,17 +23,7 @@ const words = (text: string): string => text.split(/\s+/).join(' ');
 describe('the SidecarSet CRD on a real API server', () => {
   const { plane } = useControlPlane();
 
-  before(async () => {
-    const applied = await plane().kubectl(['apply', '-f', CRD_PATH]);
-    assert.equal(applied.code, 0, applied.stderr);
-    const established = await plane().kubectl([
-      'wait',
-      '--for=condition=Established',
-      '--timeout=60s',
-      'crd/sidecarsets.apps.kruise.io',
-    ]);
-    assert.equal(established.code, 0, established.stderr);
-  });
+  before(() => applyCrd(plane(), CRD_PATH));
 
   it('kubectl explain sidecarset.spec.updateStrategy.partition prints its description', async () => {
     let output = '';
@@ -59,29 +51,13 @@ describe('the SidecarSet CRD on a real API server', () => {
   });
 
   it('defaults resourcesPolicy.targetContainersNameRegex to .*, as OpenKruise does', async () => {
-    const sidecarSet = {
-      apiVersion: 'apps.kruise.io/v1alpha1',
-      kind: 'SidecarSet',
-      metadata: { name: 'sized' },
-      spec: {
-        selector: { matchLabels: { app: 'web' } },
-        containers: [
-          {
-            name: 'agent',
-            image: 'agent:1',
-            resourcesPolicy: {
-              targetContainersMode: 'sum',
-              resourcesExpr: { limits: { cpu: 'cpu * 10%' } },
-            },
-          },
-        ],
-      },
-    };
     const created = await plane().kubectl(['create', '-o', 'json', '-f', '-'], {
-      input: stringify(sidecarSet),
+      input: stringify(RESOURCES_POLICY_WITHOUT_REGEX),
     });
     assert.equal(created.code, 0, created.stderr);
-    const stored = JSON.parse(created.stdout) as typeof sidecarSet;
+    const stored = JSON.parse(created.stdout) as {
+      spec: { containers: { resourcesPolicy?: unknown }[] };
+    };
     assert.deepEqual(stored.spec.containers[0]?.resourcesPolicy, {
       targetContainersMode: 'sum',
       targetContainersNameRegex: '.*',

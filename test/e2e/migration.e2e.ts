@@ -16,6 +16,7 @@ import { eventually } from '../support/eventually.js';
 import { CRD_PATH } from '../../scripts/gen-crd.js';
 import type { SidecarsetProcess } from './processes.js';
 import { errors } from './processes.js';
+import { applyCrd } from './apply-crd.js';
 import { install, useControlPlane } from './support.js';
 
 const OPENKRUISE_CRD = new URL(
@@ -207,8 +208,7 @@ describe('docs/migrating-from-openkruise.md on a real API server', () => {
   const pod = (name: string): Promise<PodJson> => getJson<PodJson>('-n', NS, 'pod', name);
 
   before(async () => {
-    await kubectl(['apply', '--server-side', '-f', OPENKRUISE_CRD]);
-    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', `crd/${CRD}`]);
+    await applyCrd(plane(), OPENKRUISE_CRD, ['--server-side']);
     await kubectl(['create', '-f', '-'], stringify(SIDECARSET));
     await plane().createNamespace(NS);
     for (const name of ['web-0', 'web-1']) {

@@ -69,3 +69,23 @@ export function defaultForTest(raw: SidecarSet): SidecarSet {
   for (const c of s.initContainers ?? []) fill(c, 'AfterAppContainer');
   return ss;
 }
+
+/** A SidecarSet document whose resourcesPolicy leaves targetContainersNameRegex to its default. */
+export const RESOURCES_POLICY_WITHOUT_REGEX = {
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'SidecarSet',
+  metadata: { name: 'sized' },
+  spec: {
+    selector: { matchLabels: { app: 'web' } },
+    containers: [
+      {
+        name: 'agent',
+        image: 'agent:1',
+        resourcesPolicy: {
+          targetContainersMode: 'sum',
+          resourcesExpr: { limits: { cpu: 'cpu * 10%' } },
+        },
+      },
+    ],
+  },
+} as const;

@@ -5,7 +5,12 @@ import type { SidecarSet, SidecarSetRevision } from '../../../src/core/sidecarse
 import type { ValidationContext } from '../../../src/core/validation/sidecarset.js';
 import { formatFieldError, formatFieldErrors } from '../../../src/core/validation/field-error.js';
 import { validateSidecarSet } from '../../../src/core/validation/sidecarset.js';
-import { initSidecar, makeSidecarSet, sidecar } from './fixtures.js';
+import {
+  initSidecar,
+  makeSidecarSet,
+  RESOURCES_POLICY_WITHOUT_REGEX,
+  sidecar,
+} from './fixtures.js';
 
 const revisions: SidecarSetRevision[] = [
   {
@@ -602,25 +607,9 @@ test('UPDATE: containers cannot be added or renamed; upgradeType is immutable', 
 });
 
 test('resourcesPolicy without targetContainersNameRegex is accepted, defaulted to .*', () => {
-  const doc = {
-    apiVersion: 'apps.kruise.io/v1alpha1',
-    kind: 'SidecarSet',
-    metadata: { name: 'sized' },
-    spec: {
-      selector: { matchLabels: { app: 'web' } },
-      containers: [
-        {
-          name: 'agent',
-          image: 'agent:1',
-          resourcesPolicy: {
-            targetContainersMode: 'sum',
-            resourcesExpr: { limits: { cpu: 'cpu * 10%' } },
-          },
-        },
-      ],
-    },
-  };
-  const { sidecarSets, problems } = prepareSidecarSets([{ source: 'sized.yaml', object: doc }]);
+  const { sidecarSets, problems } = prepareSidecarSets([
+    { source: 'sized.yaml', object: structuredClone(RESOURCES_POLICY_WITHOUT_REGEX) },
+  ]);
   assert.deepEqual(problems, []);
   assert.equal(
     sidecarSets[0]?.spec.containers?.[0]?.resourcesPolicy?.targetContainersNameRegex,
