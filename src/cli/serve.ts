@@ -15,12 +15,15 @@ import { createFilesSource } from '../cache/files-source.js';
 import type { SnapshotSource } from '../cache/snapshot.js';
 import type { Controller } from '../controller/controller.js';
 import { createController } from '../controller/controller.js';
+import { createCertificateManager } from '../k8s/certificates.js';
+import type { WebhookConfigurationRef } from '../k8s/certificates.js';
 import { createClusterSource } from '../k8s/cluster-source.js';
 import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
 import { createControllerMetrics } from '../server/controller-metrics.js';
 import { BODY_LIMIT, buildApp, buildHealthApp } from '../server/app.js';
 import type { ServerLimits } from '../server/http-server.js';
 import { DEFAULT_SERVER_LIMITS } from '../server/http-server.js';
+import { DEFAULT_CERTIFICATE_TIMES, serviceDnsNames } from '../server/cert-plan.js';
 import type { WebhookMetrics } from '../server/metrics.js';
 import { createMetrics } from '../server/metrics.js';
 import type { TlsPair, TlsWatch } from '../server/tls.js';
@@ -47,7 +50,28 @@ export interface ServeOptions {
   maxConnections?: number;
   /** Request-body bytes received at once, all connections together. */
   maxInflightBodyBytes?: number;
+  /**
+   * Self-managed certificate (cluster mode without --cert/--key): the Secret, in the webhook's
+   * namespace (--leader-election-namespace), that holds it. Default: DEFAULT_CERT_SECRET when
+   * running in a pod (in-cluster config), else none (the development certificate).
+   */
+  certSecret?: string;
+  /** Whose caBundle to keep; default DEFAULT_WEBHOOK_CONFIGURATIONS. */
+  webhookConfigurations?: WebhookConfigurationRef[];
+  /** Names in the self-managed certificate; default the Service's (serviceDnsNames). */
+  certDnsNames?: string[];
+  certIpAddresses?: string[];
+  /** How often the Secret and caBundles are checked (src/k8s/certificates.ts); for tests. */
+  certResyncMs?: number;
 }
+
+export const DEFAULT_CERT_SECRET = 'sidecarset-webhook-certs';
+export const DEFAULT_WEBHOOK_CONFIGURATIONS: readonly WebhookConfigurationRef[] = [
+  { kind: 'mutating', name: 'sidecarset-mutating-webhook' },
+  { kind: 'validating', name: 'sidecarset-validating-webhook' },
+];
+/** The Service in manifests/base/webhook/service.yaml. */
+const WEBHOOK_SERVICE = 'sidecarset-webhook';
 
 /** Flags of the upgrade controller, shared by `serve` and `controller`. */
 export interface ControllerFlags {
@@ -128,7 +152,11 @@ async function startAll(
   stops.push(() => source.stop());
   const controller = startControllerIfWanted(options, kubeConfig, logger, metrics.registry);
   if (controller) stops.push(() => controller.stop());
-  const tls = await loadCertificate(options, logger);
+  // Certificate changes before the app exists are already in tls.pair.
+  let swap: (pair: TlsPair) => void = () => undefined;
+  const tls = await loadCertificate(options, kubeConfig, logger, stops, (pair) => {
+    swap(pair);
+  });
   metrics.certificateExpiry.set(tls.pair.notAfter.getTime() / 1000);
 
   const d = DEFAULT_SERVER_LIMITS;
@@ -146,7 +174,10 @@ async function startAll(
     https: { cert: tls.pair.cert, key: tls.pair.key },
     limits,
   });
-  const certWatch = watchCertificate(options, app, metrics, logger);
+  swap = (pair) => {
+    swapCertificate(app, pair, metrics, logger);
+  };
+  const certWatch = watchCertificate(options, swap, logger);
   if (certWatch) stops.push(() => certWatch.close());
 
   // Files mode fails fast on bad input; cluster mode serves /readyz 503 until the informers sync.
@@ -301,10 +332,20 @@ export function launchController(
 
 async function loadCertificate(
   options: ServeOptions,
+  kubeConfig: KubeConfig | undefined,
   logger: Logger,
+  stops: (() => Promise<void>)[],
+  onChange: (pair: TlsPair) => void,
 ): Promise<{ pair: TlsPair; caFile?: string }> {
   if (options.cert !== undefined && options.key !== undefined) {
     return { pair: await readTlsPair(options.cert, options.key) };
+  }
+  // A pod's client-node config is named inClusterContext (KubeConfig.loadFromCluster).
+  const inCluster = kubeConfig?.getCurrentContext() === 'inClusterContext';
+  const secret = options.certSecret ?? (inCluster ? DEFAULT_CERT_SECRET : undefined);
+  if (kubeConfig !== undefined && secret !== undefined && secret !== '') {
+    const where = { kubeConfig, secretName: secret };
+    return { pair: await manageCertificate(options, where, logger, stops, onChange) };
   }
   const dev = await ensureDevCertificates(options.devCertDir, new Date());
   logger.warn(
@@ -314,22 +355,68 @@ async function loadCertificate(
   return { pair: await readTlsPair(dev.certFile, dev.keyFile), caFile: dev.caFile };
 }
 
+/**
+ * The CA and serving certificate in a Secret, made, shared by the replicas and renewed by
+ * src/k8s/certificates.ts, which also keeps the webhook configurations' caBundle. Resolves with
+ * the pair once the Secret is settled; later pairs go to onChange.
+ */
+async function manageCertificate(
+  options: ServeOptions,
+  { kubeConfig, secretName }: { kubeConfig: KubeConfig; secretName: string },
+  logger: Logger,
+  stops: (() => Promise<void>)[],
+  onChange: (pair: TlsPair) => void,
+): Promise<TlsPair> {
+  const namespace = (options.controllerOptions ?? DEFAULT_CONTROLLER_FLAGS).leaderElectionNamespace;
+  let first = true;
+  const manager = createCertificateManager({
+    kubeConfig,
+    namespace,
+    secretName,
+    webhookConfigurations: options.webhookConfigurations ?? DEFAULT_WEBHOOK_CONFIGURATIONS,
+    policy: {
+      ...DEFAULT_CERTIFICATE_TIMES,
+      dnsNames: options.certDnsNames ?? serviceDnsNames(WEBHOOK_SERVICE, namespace),
+      ipAddresses: options.certIpAddresses ?? [],
+    },
+    logger,
+    ...(options.certResyncMs === undefined ? {} : { resyncMs: options.certResyncMs }),
+    onCertificate: (pair) => {
+      if (!first) onChange(pair);
+    },
+  });
+  const pair = await manager.ensure();
+  first = false;
+  logger.info(
+    { secret: `${namespace}/${secretName}`, notAfter: pair.notAfter.toISOString() },
+    'serving the self-managed certificate',
+  );
+  manager.start();
+  stops.push(() => manager.stop());
+  return pair;
+}
+
+/** New connections get the new certificate; connections already open keep theirs. */
+function swapCertificate(
+  app: FastifyInstance,
+  pair: TlsPair,
+  metrics: WebhookMetrics,
+  logger: Logger,
+): void {
+  const server: unknown = app.server;
+  if (server instanceof HttpsServer) server.setSecureContext({ cert: pair.cert, key: pair.key });
+  metrics.certificateExpiry.set(pair.notAfter.getTime() / 1000);
+  logger.info({ notAfter: pair.notAfter.toISOString() }, 'serving certificate reloaded');
+}
+
 function watchCertificate(
   options: ServeOptions,
-  app: FastifyInstance,
-  metrics: WebhookMetrics,
+  onChange: (pair: TlsPair) => void,
   logger: Logger,
 ): TlsWatch | undefined {
   if (options.cert === undefined || options.key === undefined) return undefined;
   return watchTlsPair(options.cert, options.key, {
-    onChange: (pair) => {
-      // New connections get the new certificate; connections already open keep theirs.
-      const server: unknown = app.server;
-      if (server instanceof HttpsServer)
-        server.setSecureContext({ cert: pair.cert, key: pair.key });
-      metrics.certificateExpiry.set(pair.notAfter.getTime() / 1000);
-      logger.info({ notAfter: pair.notAfter.toISOString() }, 'serving certificate reloaded');
-    },
+    onChange,
     onError: (err) => {
       logger.error(
         { err: err instanceof Error ? err.message : String(err) },

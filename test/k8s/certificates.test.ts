@@ -16,23 +16,12 @@ import {
 } from '../../src/k8s/certificates.js';
 import { DEFAULT_CERTIFICATE_TIMES, serviceDnsNames } from '../../src/server/cert-plan.js';
 import type { TlsPair } from '../../src/server/tls.js';
-import {
-  DEFAULT_RESOURCES,
-  defineResource,
-  startFakeApiServer,
-  waitForStore,
-} from '../fake-apiserver/index.js';
-import type { FakeApiServer, JsonObject, ResourceRef } from '../fake-apiserver/index.js';
+import { startFakeApiServer, waitForStore } from '../fake-apiserver/index.js';
+import type { FakeApiServer, JsonObject } from '../fake-apiserver/index.js';
+import { CERT_RESOURCES, MUTATING, SECRETS, VALIDATING } from '../support/cert-resources.js';
 
 const NS = 'sidecarset-system';
 const SECRET = 'sidecarset-webhook-certs';
-const SECRETS: ResourceRef = { group: '', version: 'v1', resource: 'secrets' };
-const MUTATING: ResourceRef = {
-  group: 'admissionregistration.k8s.io',
-  version: 'v1',
-  resource: 'mutatingwebhookconfigurations',
-};
-const VALIDATING: ResourceRef = { ...MUTATING, resource: 'validatingwebhookconfigurations' };
 const PLACEHOLDER = 'Q0FfQlVORExFX1BMQUNFSE9MREVS';
 const START = Date.parse('2026-12-01T12:00:00Z');
 const DAY = 24 * 60 * 60 * 1000;
@@ -42,12 +31,7 @@ let server: FakeApiServer;
 before(async () => {
   server = await startFakeApiServer({
     namespaces: ['default', NS],
-    resources: [
-      ...DEFAULT_RESOURCES,
-      defineResource({ ...SECRETS, kind: 'Secret' }),
-      defineResource({ ...MUTATING, kind: 'MutatingWebhookConfiguration', namespaced: false }),
-      defineResource({ ...VALIDATING, kind: 'ValidatingWebhookConfiguration', namespaced: false }),
-    ],
+    resources: CERT_RESOURCES,
   });
 });
 after(async () => {

@@ -1,7 +1,7 @@
 /** A tiny HTTPS client for tests: what curl would send, with the peer certificate exposed. */
 import { request } from 'node:https';
 import type { Agent } from 'node:https';
-import { TLSSocket } from 'node:tls';
+import { TLSSocket, connect } from 'node:tls';
 
 export interface HttpsResult {
   status: number;
@@ -63,4 +63,19 @@ export async function postJson(
 /** SHA-256 fingerprint of the certificate a TLS peer presented ('' for a plain socket). */
 export function peerFingerprint(socket: unknown): string {
   return socket instanceof TLSSocket ? socket.getPeerCertificate().fingerprint256 : '';
+}
+
+/** The certificate (DER) that the TLS server at `url` presents; it is not verified. */
+export function servedCertificate(url: string): Promise<Buffer> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(
+      { host: hostname, port: Number(port), rejectUnauthorized: false },
+      () => {
+        resolve(socket.getPeerCertificate().raw);
+        socket.end();
+      },
+    );
+    socket.on('error', reject);
+  });
 }
