@@ -3,6 +3,7 @@
  * the envelope, call the pure decision functions on the current snapshot and wrap the answer;
  * nothing else happens here. `buildApp` does not listen.
  */
+import { STATUS_CODES, maxHeaderSize } from 'node:http';
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Socket } from 'node:net';
 
@@ -219,16 +220,20 @@ function limitedFastify(
     clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => {
       if (err.code === 'ECONNRESET' || socket.destroyed) return;
       const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
-      const code = timedOut ? 408 : 400;
-      const message = timedOut
-        ? `the request was not received within ${limits.readTimeoutSeconds} s (--read-timeout)`
-        : `malformed HTTP request: ${err.code ?? err.message}`;
+      const [code, message] = timedOut
+        ? [
+            408,
+            `the request was not received within ${limits.readTimeoutSeconds} s (--read-timeout)`,
+          ]
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, `the request headers are larger than ${maxHeaderSize} bytes`]
+          : [400, `malformed HTTP request: ${err.code ?? err.message}`];
       if (timedOut) shed.inc({ reason: 'read-timeout' });
       logger.warn({ remoteAddress: socket.remoteAddress, code: err.code }, message);
       if (socket.writable) {
         const body = JSON.stringify(statusBody(code, message));
         socket.write(
-          `HTTP/1.1 ${code} ${timedOut ? 'Request Timeout' : 'Bad Request'}\r\n` +
+          `HTTP/1.1 ${code} ${STATUS_CODES[code] ?? ''}\r\n` +
             `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
             `Connection: close\r\n\r\n${body}`,
         );

@@ -171,6 +171,16 @@ describe('limits', () => {
     assert.ok(ms < 2500, `closed after ${ms} ms`);
   });
 
+  it('answers headers over 16 KiB with a 431 Status and closes the connection', async () => {
+    const socket = await connected(server());
+    socket.write(
+      `GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    const { text } = await untilClosed(socket);
+    assert.match(text, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    assert.match(text, /"kind":"Status".*larger than 16384 bytes/);
+  });
+
   it('cuts off a slowloris sending its headers a byte at a time', async () => {
     const socket = await connected(server());
     const closed = untilClosed(socket);
