@@ -274,13 +274,16 @@ function addControllerOptions(command: Command): Command {
         .default(d.workers),
     )
     .addOption(
-      new Option('--qps <n>', 'API writes per second')
+      new Option(
+        '--qps <n>',
+        'pod upgrades per second (each upgrade or hot-upgrade flip of one pod)',
+      )
         .env('SIDECARSET_QPS')
         .argParser(parsePositive)
         .default(d.qps),
     )
     .addOption(
-      new Option('--burst <n>', 'API write burst')
+      new Option('--burst <n>', 'pod upgrades allowed at once above --qps')
         .env('SIDECARSET_BURST')
         .argParser(parsePositive)
         .default(d.burst),
