@@ -23,8 +23,9 @@ export type PodSidecarSetHashes = Record<string, SidecarSetUpgradeSpec>;
 
 /**
  * Parses the annotation value. Accepts the legacy `{"name":"hash"}` form. An absent or empty value
- * is an empty map; anything else that is not the expected JSON is an error (OpenKruise rejects the
- * pod).
+ * is an empty map; anything else that is not the expected JSON is an error. (OpenKruise then
+ * refuses the pod; the webhook injects it anyway and rewrites the annotation, see
+ * docs/adr/0008-unreadable-hash-annotation.md, while `sidecarset inject` reports the error.)
  */
 export function parsePodSidecarSetHashes(
   value: string | undefined,
