@@ -10,7 +10,7 @@
 #                       the cluster stays valid) and only replaced with --force.
 #   tls.crt, tls.key    the serving certificate and key, signed by the CA. Made anew on every run.
 #   ca-bundle.b64       the CA certificate as one base64 line: the webhook configurations' caBundle.
-#   kustomization.yaml  an overlay of manifests/ that adds the caBundle and the TLS Secret, so that
+#   kustomization.yaml  an overlay of manifests/base that adds the caBundle and the TLS Secret, so
 #                       `kubectl apply -k <out>` installs everything (written when manifests/ is found).
 # Standard output: the caBundle (one line), then, with --secret-cmd, the kubectl command that creates
 # or updates the Secret. Everything else goes to standard error, so CA_BUNDLE="$(certs/gen.sh)" works.
@@ -168,9 +168,10 @@ relpath() {
   printf '%s\n' "${up}${rest:-.}"
 }
 
-# An overlay of manifests/ in the output directory: `kubectl apply -k <out>` installs everything with
+# An overlay of manifests/base in the output directory: `kubectl apply -k <out>` installs everything with
 # this CA as every webhook's caBundle and the serving certificate as the TLS Secret.
-manifests_dir="$script_dir/../manifests"
+# manifests/base, not manifests/: the default install there manages its own certificate.
+manifests_dir="$script_dir/../manifests/base"
 if [[ -f "$manifests_dir/kustomization.yaml" ]]; then
   base="$(relpath "$(cd "$out_dir" && pwd -P)" "$(cd "$manifests_dir" && pwd -P)")"
   cat >"$out_dir/kustomization.yaml" <<KUSTOMIZATION

@@ -12,7 +12,14 @@ import type { ControllerCommandOptions } from './controller.js';
 import { runController } from './controller.js';
 import type { ControllerFlags, ServeOptions } from './serve.js';
 import { DEFAULT_SERVER_LIMITS } from '../server/http-server.js';
-import { DEFAULT_CONTROLLER_FLAGS, parseByteSize, runServe } from './serve.js';
+import {
+  DEFAULT_CONTROLLER_FLAGS,
+  parseByteSize,
+  parseIpAddresses,
+  parseList,
+  parseWebhookConfigurations,
+  runServe,
+} from './serve.js';
 import { runValidate } from './validate.js';
 import { VERSION } from './version.js';
 
@@ -163,6 +170,33 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
       )
         .env('SIDECARSET_DEV_CERT_DIR')
         .default('certs/dev'),
+    )
+    .addOption(
+      new Option(
+        '--cert-secret <name>',
+        'cluster mode without --cert/--key: the Secret where the webhook keeps its own certificate (default in a pod: sidecarset-webhook-certs)',
+      ).env('SIDECARSET_CERT_SECRET'),
+    )
+    .addOption(
+      new Option(
+        '--webhook-configurations <list>',
+        'mutating/NAME,validating/NAME whose caBundle the self-managed certificate keeps',
+      )
+        .env('SIDECARSET_WEBHOOK_CONFIGURATIONS')
+        .argParser(parseWebhookConfigurations),
+    )
+    .addOption(
+      new Option(
+        '--cert-dns-names <list>',
+        'DNS names of the self-managed certificate (default: the Service sidecarset-webhook)',
+      )
+        .env('SIDECARSET_CERT_DNS_NAMES')
+        .argParser(parseList),
+    )
+    .addOption(
+      new Option('--cert-ip-addresses <list>', 'IP addresses of the self-managed certificate')
+        .env('SIDECARSET_CERT_IP_ADDRESSES')
+        .argParser(parseIpAddresses),
     )
     .addOption(
       new Option('--controller [bool]', 'also run the upgrade controller (cluster mode)')

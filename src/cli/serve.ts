@@ -3,6 +3,7 @@
  * else: logger, SidecarSet cache, certificates, HTTPS app, metrics port, graceful shutdown.
  */
 import { Server as HttpsServer } from 'node:https';
+import { isIP } from 'node:net';
 
 import { KubeConfig } from '@kubernetes/client-node';
 import { InvalidArgumentError } from 'commander';
@@ -15,7 +16,7 @@ import { createFilesSource } from '../cache/files-source.js';
 import type { SnapshotSource } from '../cache/snapshot.js';
 import type { Controller } from '../controller/controller.js';
 import { createController } from '../controller/controller.js';
-import { createCertificateManager } from '../k8s/certificates.js';
+import { createCertificateManager, parseWebhookConfigurationRef } from '../k8s/certificates.js';
 import type { WebhookConfigurationRef } from '../k8s/certificates.js';
 import { createClusterSource } from '../k8s/cluster-source.js';
 import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
@@ -229,6 +230,31 @@ export function parseByteSize(value: string): number {
     );
   }
   return bytes;
+}
+
+/** --webhook-configurations: `mutating/NAME,validating/NAME`, comma-separated. */
+export function parseWebhookConfigurations(value: string): WebhookConfigurationRef[] {
+  try {
+    return parseList(value).map(parseWebhookConfigurationRef);
+  } catch (err) {
+    throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** --cert-ip-addresses: IPv4 or IPv6 addresses, comma-separated. */
+export function parseIpAddresses(value: string): string[] {
+  const ips = parseList(value);
+  const bad = ips.filter((ip) => isIP(ip) === 0);
+  if (bad.length > 0) throw new InvalidArgumentError(`not an IP address: ${bad.join(', ')}`);
+  return ips;
+}
+
+/** A comma-separated list, blanks dropped. */
+export function parseList(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
 }
 
 function createSource(

@@ -50,13 +50,22 @@ interface Rule {
   readonly verbs?: readonly string[];
 }
 
-const rbac = new URL('../../manifests/base/rbac/', import.meta.url).pathname;
+const manifests = new URL('../../manifests/', import.meta.url).pathname;
 
-/** Every permission the manifests' ClusterRole and Roles grant. */
+/** The files with our ClusterRoles and Roles: base's, and those of the self-managed certificates. */
+const RBAC_FILES = [
+  'base/rbac/cluster-role.yaml',
+  'base/rbac/leader-election-role.yaml',
+  'base/rbac/revisions-role.yaml',
+  'certificates/role.yaml',
+  'certificates/cluster-role.yaml',
+];
+
+/** Every permission the manifests' ClusterRoles and Roles grant. */
 export async function grantedPermissions(): Promise<Set<string>> {
   const granted = new Set<string>();
-  for (const file of ['cluster-role.yaml', 'leader-election-role.yaml', 'revisions-role.yaml']) {
-    for (const doc of parseAllDocuments(await readFile(join(rbac, file), 'utf8'))) {
+  for (const file of RBAC_FILES) {
+    for (const doc of parseAllDocuments(await readFile(join(manifests, file), 'utf8'))) {
       const rules = (doc.toJS() as { rules?: Rule[] }).rules ?? [];
       for (const rule of rules) {
         for (const group of rule.apiGroups ?? []) {

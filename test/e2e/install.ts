@@ -21,9 +21,12 @@ interface WebhookConfiguration {
   webhooks: { name: string; clientConfig: { service?: { path?: string } } }[];
 }
 
-/** JSON 6902 patches: each webhook's clientConfig becomes `url: base + its path` and `caBundle`. */
-async function clientConfigPatches(webhookBase: string, caPem: string): Promise<unknown[]> {
-  const caBundle = Buffer.from(caPem).toString('base64');
+/**
+ * JSON 6902 patches: each webhook's clientConfig becomes `url: base + its path` and `caBundle`
+ * (none without `caPem`: the webhook's self-managed certificate writes it).
+ */
+async function clientConfigPatches(webhookBase: string, caPem?: string): Promise<unknown[]> {
+  const caBundle = caPem === undefined ? {} : { caBundle: Buffer.from(caPem).toString('base64') };
   const patches = [];
   for (const file of [
     'mutating-webhook-configuration.yaml',
@@ -38,7 +41,7 @@ async function clientConfigPatches(webhookBase: string, caPem: string): Promise<
         config.webhooks.map((webhook, i) => ({
           op: 'replace',
           path: `/webhooks/${i}/clientConfig`,
-          value: { url: `${webhookBase}${webhook.clientConfig.service?.path ?? '/'}`, caBundle },
+          value: { url: `${webhookBase}${webhook.clientConfig.service?.path ?? '/'}`, ...caBundle },
         })),
       ),
     });
@@ -46,9 +49,10 @@ async function clientConfigPatches(webhookBase: string, caPem: string): Promise<
   return patches;
 }
 
+/** Without `caPem`, no caBundle at all: the webhook's self-managed certificate writes it. */
 export async function installManifests(
   plane: ControlPlane,
-  webhook: { url: string; caPem: string },
+  webhook: { url: string; caPem?: string },
 ): Promise<void> {
   const overlay = join(plane.dir, 'overlay');
   await mkdir(overlay, { recursive: true });

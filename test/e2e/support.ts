@@ -92,6 +92,25 @@ export interface Installation {
   controller(extraArgs?: readonly string[]): Promise<SidecarsetProcess>;
 }
 
+/**
+ * The flags of our processes as the Deployment in manifests/ runs them, with `kubeconfig`: leader
+ * election on, in the webhook's namespace.
+ */
+export function clusterArgs(kubeconfig: string): string[] {
+  return [
+    '--kubeconfig',
+    kubeconfig,
+    '--host',
+    '127.0.0.1',
+    '--log-level',
+    'info',
+    '--leader-elect',
+    'true',
+    '--leader-election-namespace',
+    NAMESPACE,
+  ];
+}
+
 /** Installs the project with its webhooks pointed at `webhook.url`, trusting `webhook.caPem`. */
 export type Installer = (
   plane: ControlPlane,
@@ -113,19 +132,7 @@ export async function install(
   await installer(plane, { url: webhookUrl, caPem: await readFile(certs.caFile, 'utf8') });
   const token = await plane.serviceAccountToken(NAMESPACE, SERVICE_ACCOUNT);
   const kubeconfig = await plane.writeKubeconfig('sidecarset.kubeconfig', token);
-  // As the Deployment in manifests/ runs it: leader election on, in the webhook's namespace.
-  const common = [
-    '--kubeconfig',
-    kubeconfig,
-    '--host',
-    '127.0.0.1',
-    '--log-level',
-    'info',
-    '--leader-elect',
-    'true',
-    '--leader-election-namespace',
-    NAMESPACE,
-  ];
+  const common = clusterArgs(kubeconfig);
   let webhooksChecked = false;
   return {
     webhookUrl,

@@ -120,7 +120,7 @@ describe('certs/gen.sh', () => {
     );
   });
 
-  it('writes a kustomize overlay of manifests/ that adds the caBundle and the TLS Secret', (t) => {
+  it('writes a kustomize overlay of manifests/base that adds the caBundle and the TLS Secret', (t) => {
     const dir = join(tmp, 'overlay');
     assert.equal(gen(['--out', dir]).status, 0);
     const text = readFileSync(join(dir, 'kustomization.yaml'), 'utf8');
@@ -128,7 +128,7 @@ describe('certs/gen.sh', () => {
     assert.ok(base !== undefined, text);
     assert.equal(
       resolve(dir, base),
-      resolve(fileURLToPath(new URL('../../manifests', import.meta.url))),
+      resolve(fileURLToPath(new URL('../../manifests/base', import.meta.url))),
     );
     if (spawnSync('kubectl', ['version', '--client']).status !== 0) {
       t.skip('kubectl is not installed: the overlay is not built');

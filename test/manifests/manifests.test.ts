@@ -19,6 +19,7 @@ import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { parseAllDocuments } from 'yaml';
 import { buildCrd, renderCrd } from '../../scripts/gen-crd.js';
+import { DEFAULT_CERT_SECRET, DEFAULT_WEBHOOK_CONFIGURATIONS } from '../../src/cli/serve.js';
 import { compileCrdSchema } from './crd-schema.js';
 import { structuralErrors } from './structural.js';
 
@@ -196,7 +197,7 @@ describe('manifests/', () => {
       }
     }
     const [top] = parseFile(join(MANIFESTS, 'kustomization.yaml'));
-    assert.deepEqual(at(top, 'resources'), ['base']);
+    assert.deepEqual(at(top, 'resources'), ['base', 'certificates']);
     const [base] = parseFile(join(MANIFESTS, 'base', 'kustomization.yaml'));
     assert.equal(at(base, 'namespace'), NAMESPACE);
   });
@@ -353,7 +354,7 @@ describe('the NetworkPolicy', () => {
 
 describe('RBAC', () => {
   it('grants exactly what the webhook and the controller use, to the ServiceAccount', () => {
-    const role = one('rbac.authorization.k8s.io/v1/ClusterRole');
+    const role = one('rbac.authorization.k8s.io/v1/ClusterRole', 'sidecarset-webhook');
     const rules = objs(role, 'rules').map((r) => ({
       apiGroups: r['apiGroups'],
       resources: r['resources'],
@@ -367,7 +368,7 @@ describe('RBAC', () => {
       { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ]);
-    const binding = one('rbac.authorization.k8s.io/v1/ClusterRoleBinding');
+    const binding = one('rbac.authorization.k8s.io/v1/ClusterRoleBinding', 'sidecarset-webhook');
     const lease = one('rbac.authorization.k8s.io/v1/Role', 'sidecarset-leader-election');
     assert.deepEqual(objs(lease, 'rules'), [
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
@@ -411,6 +412,49 @@ describe('RBAC', () => {
     assert.deepEqual(at(binding, 'subjects'), [
       { kind: 'ServiceAccount', name: at(sa, 'metadata', 'name'), namespace: NAMESPACE },
     ]);
+  });
+
+  it('lets the self-managed certificate use one Secret and our two webhook configurations', () => {
+    const role = one('rbac.authorization.k8s.io/v1/Role', 'sidecarset-webhook-certificates');
+    assert.deepEqual(objs(role, 'rules'), [
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: [DEFAULT_CERT_SECRET],
+        verbs: ['get', 'update'],
+      },
+    ]);
+    const clusterRole = one(
+      'rbac.authorization.k8s.io/v1/ClusterRole',
+      'sidecarset-webhook-certificates',
+    );
+    assert.deepEqual(
+      objs(clusterRole, 'rules'),
+      DEFAULT_WEBHOOK_CONFIGURATIONS.map((c) => ({
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: [`${c.kind}webhookconfigurations`],
+        resourceNames: [c.name],
+        verbs: ['get', 'patch'],
+      })),
+    );
+    assert.deepEqual(
+      ['Mutating', 'Validating'].map((k) =>
+        at(one(`admissionregistration.k8s.io/v1/${k}WebhookConfiguration`), 'metadata', 'name'),
+      ),
+      DEFAULT_WEBHOOK_CONFIGURATIONS.map((c) => c.name),
+    );
+    const sa = one('v1/ServiceAccount');
+    for (const kind of ['RoleBinding', 'ClusterRoleBinding']) {
+      const binding = one(
+        `rbac.authorization.k8s.io/v1/${kind}`,
+        'sidecarset-webhook-certificates',
+      );
+      assert.deepEqual(at(binding, 'roleRef', 'name'), 'sidecarset-webhook-certificates');
+      assert.deepEqual(at(binding, 'subjects'), [
+        { kind: 'ServiceAccount', name: at(sa, 'metadata', 'name'), namespace: NAMESPACE },
+      ]);
+    }
   });
 });
 
@@ -720,10 +764,36 @@ describe('kustomize build (when kubectl is installed)', () => {
     const built = build(MANIFESTS);
     const kinds = built.map((d) => `${String(d['kind'])}/${String(at(d, 'metadata', 'name'))}`);
     const expected = resources
-      .filter((m) => m.file.startsWith(join(MANIFESTS, 'base')))
+      .filter((m) => ['base', 'certificates'].some((d) => m.file.startsWith(join(MANIFESTS, d))))
       .map((m) => `${String(m.doc['kind'])}/${String(at(m.doc, 'metadata', 'name'))}`);
     assert.deepEqual(kinds.sort(), expected.sort());
   });
+
+  it(
+    'builds manifests/ for self-managed certificates: no caBundle, no mounted Secret',
+    { skip },
+    () => {
+      const built = build(MANIFESTS);
+      const configs = built.filter((d) => String(d['kind']).endsWith('WebhookConfiguration'));
+      assert.equal(configs.length, 2);
+      for (const c of configs) {
+        for (const w of objs(c, 'webhooks')) {
+          assert.ok(!('caBundle' in (at(w, 'clientConfig') as Obj)), 'no caBundle');
+          assert.equal(at(w, 'clientConfig', 'service', 'name'), 'sidecarset-webhook');
+        }
+      }
+      const deployment = built.find((d) => d['kind'] === 'Deployment');
+      const podSpec = at(deployment, 'spec', 'template', 'spec');
+      const [webhook] = objs(podSpec, 'containers');
+      const names = objs(webhook, 'env').map((e) => e['name']);
+      assert.ok(
+        !names.includes('SIDECARSET_CERT') && !names.includes('SIDECARSET_KEY'),
+        String(names),
+      );
+      assert.deepEqual(objs(webhook, 'volumeMounts'), []);
+      assert.deepEqual(objs(podSpec, 'volumes'), []);
+    },
+  );
 
   it('builds manifests/cert-manager with the CA injection annotations', { skip }, () => {
     const built = build(join(MANIFESTS, 'cert-manager'));
@@ -734,6 +804,9 @@ describe('kustomize build (when kubectl is installed)', () => {
         at(c, 'metadata', 'annotations', 'cert-manager.io/inject-ca-from'),
         `${NAMESPACE}/${SECRET}`,
       );
+      // No placeholder for a re-apply to write over the injected caBundle.
+      for (const w of objs(c, 'webhooks'))
+        assert.ok(!('caBundle' in (at(w, 'clientConfig') as Obj)), 'no caBundle');
     }
     assert.equal(
       built.filter((d) => String(d['apiVersion']).startsWith('cert-manager.io')).length,
