@@ -185,8 +185,8 @@ export function caBundlePatch(webhooks: readonly WebhookEntry[], caBundle: strin
 
 /**
  * A new serving certificate for the policy's names, signed by `ca` when given (renewal keeps the
- * CA, and so the caBundle), else by a new CA. EC P-256 keys, as ensureDevCertificates in
- * src/server/tls.ts makes them.
+ * CA, and so the caBundle), else by a new CA. EC P-256 keys. Also makes the development
+ * certificate (ensureDevCertificates in src/server/tls.ts).
  */
 export async function issueBundle(
   policy: CertificatePolicy,
@@ -221,7 +221,7 @@ export async function issueBundle(
 
 async function newCa(now: Date, validityMs: number): Promise<{ caCert: string; caKey: string }> {
   // A name of its own: TLS clients find the issuer by name.
-  const name = `sidecarset webhook CA ${randomBytes(4).toString('hex')}`;
+  const name = `sidecarset CA ${randomBytes(4).toString('hex')}`;
   const ca = await generate([{ name: 'commonName', value: name }], {
     keyType: 'ec',
     algorithm: 'sha256',

@@ -2,14 +2,13 @@
  * The serving certificate: read from files and reloaded when they change on disk (cert-manager
  * rotation, Secret updates), or generated for development (a CA plus a localhost certificate).
  */
-import { X509Certificate, createPrivateKey, randomBytes } from 'node:crypto';
+import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
 
-import { generate } from 'selfsigned';
-
 import { watchPaths } from '../cache/watch-paths.js';
+import { issueBundle } from './cert-plan.js';
 
 export interface TlsPair {
   cert: string;
@@ -134,48 +133,21 @@ export async function ensureDevCertificates(dir: string, now: Date): Promise<Dev
   } catch {
     // missing or unusable: make new ones
   }
-  const notAfter = new Date(now.getTime() + 365 * DAY_MS);
-  // A name of its own: TLS clients find the issuer by name, and may trust several of these CAs.
-  const caName = `sidecarset development CA ${randomBytes(4).toString('hex')}`;
-  const ca = await generate([{ name: 'commonName', value: caName }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    notBeforeDate: now,
-    notAfterDate: notAfter,
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      {
-        name: 'keyUsage',
-        keyCertSign: true,
-        cRLSign: true,
-        digitalSignature: true,
-        critical: true,
-      },
-    ],
-  });
-  const serving = await generate([{ name: 'commonName', value: 'localhost' }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    notBeforeDate: now,
-    notAfterDate: notAfter,
-    ca: { key: ca.private, cert: ca.cert },
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [
-          { type: 2, value: 'localhost' },
-          { type: 7, ip: '127.0.0.1' },
-          { type: 7, ip: '::1' },
-        ],
-      },
-    ],
-  });
+  // A CA of its own (src/server/cert-plan.ts): TLS clients find the issuer by name, and may trust
+  // several of these CAs.
+  const bundle = await issueBundle(
+    {
+      dnsNames: ['localhost'],
+      ipAddresses: ['127.0.0.1', '::1'],
+      renewBeforeMs: DAY_MS,
+      validityMs: 365 * DAY_MS,
+      caValidityMs: 365 * DAY_MS,
+    },
+    now,
+  );
   await mkdir(dir, { recursive: true });
-  await writeFile(files.caFile, ca.cert);
-  await writeFile(files.certFile, serving.cert);
-  await writeFile(files.keyFile, serving.private, { mode: 0o600 });
+  await writeFile(files.caFile, bundle.caCert);
+  await writeFile(files.certFile, bundle.cert);
+  await writeFile(files.keyFile, bundle.key, { mode: 0o600 });
   return { ...files, reused: false };
 }
