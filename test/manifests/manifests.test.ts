@@ -150,8 +150,17 @@ const MODELS: ReadonlyMap<string, ModelClass> = new Map<string, ModelClass>([
   ],
   ['apiextensions.k8s.io/v1/CustomResourceDefinition', CustomResourceDefinition],
 ]);
-/** Kinds that kubernetes-models has no schema for (cert-manager's CRDs). */
-const EXTERNAL = new Set(['cert-manager.io/v1/Issuer', 'cert-manager.io/v1/Certificate']);
+/**
+ * Kinds that kubernetes-models has no schema for: cert-manager's and the Prometheus Operator's
+ * CRDs (manifests/cert-manager, manifests/monitoring; test/monitoring checks the latter).
+ */
+const EXTERNAL = new Set([
+  'cert-manager.io/v1/Issuer',
+  'cert-manager.io/v1/Certificate',
+  'monitoring.coreos.com/v1/ServiceMonitor',
+  'monitoring.coreos.com/v1/PodMonitor',
+  'monitoring.coreos.com/v1/PrometheusRule',
+]);
 
 describe('manifests/', () => {
   it('parses every YAML file, each document a named object', () => {
