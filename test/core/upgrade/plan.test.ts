@@ -20,7 +20,7 @@ function plan(strategy: SidecarSetUpdateStrategy, pods: Pod[]) {
   return planUpgrade(upgradeSidecarSet(strategy), shuffled(pods), { now });
 }
 
-describe('planUpgrade: TestGetNextUpgradePods vectors (reference §9.3)', () => {
+describe('planUpgrade: TestGetNextUpgradePods vectors (sidecarset_strategy_test.go)', () => {
   const cases: {
     name: string;
     strategy: SidecarSetUpdateStrategy;
@@ -101,7 +101,7 @@ describe('planUpgrade: TestGetNextUpgradePods vectors (reference §9.3)', () => 
   });
 });
 
-describe('planUpgrade: the article worked examples at full size (SPEC.md requirement 3)', () => {
+describe('planUpgrade: the article worked examples at full size', () => {
   it('1000 pods, partition 980, maxUnavailable 10%: 20, then holds', () => {
     const first = plan({ partition: 980, maxUnavailable: '10%' }, podFleet(1000));
     assert.equal(first.upgrade.length, 20);
@@ -132,7 +132,7 @@ describe('planUpgrade: the article worked examples at full size (SPEC.md require
     assert.equal(p.held.filter((h) => h.reason === 'MaxUnavailable').length, 880);
   });
 
-  it('100 pods, partition 50, maxUnavailable 10: rounds of the reference §4.7', () => {
+  it('100 pods, partition 50, maxUnavailable 10: rounds as OpenKruise plays them', () => {
     const s = { partition: 50, maxUnavailable: 10 };
     assert.equal(plan(s, podFleet(100)).upgrade.length, 10);
     assert.equal(plan(s, podFleet(100, 10, 7)).upgrade.length, 7);
