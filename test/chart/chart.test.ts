@@ -46,7 +46,8 @@ describe('charts/sidecarset', { skip }, () => {
     ['certificates.source=certManager'],
     ['monitoring.serviceMonitor.enabled=true,monitoring.prometheusRule.enabled=true'],
     ['monitoring.podMonitor.enabled=true,monitoring.dashboard.enabled=true'],
-    ['webhook.url=https://127.0.0.1:9443,certificates.caBundle=Y2E='],
+    ['certificates.source=secret,webhook.url=https://127.0.0.1:9443,certificates.caBundle=Y2E='],
+    ['webhook.url=https://127.0.0.1:9443,certificates.selfManaged.ipAddresses={127.0.0.1,::1}'],
   ]) {
     it(`passes helm lint --strict with ${set.join(' ') || 'the default values'}`, () => {
       const r = run(t.helm, ['lint', '--strict', CHART, ...set.flatMap((s) => ['--set', s])]);
@@ -61,7 +62,9 @@ describe('charts/sidecarset', { skip }, () => {
       'replicas=-1',
       'webhook.url=http://127.0.0.1:9443',
       // A URL with a certificate of the user's own: without its CA nothing would trust the webhook.
-      'webhook.url=https://127.0.0.1:9443',
+      'certificates.source=secret,webhook.url=https://127.0.0.1:9443',
+      'certificates.selfManaged.ipAddresses={localhost}',
+      'certificates.selfManaged.unknown=1',
       'unknownKey=1',
     ]) {
       const r = run(t.helm, ['template', 'x', CHART, '--set', bad]);
@@ -72,7 +75,11 @@ describe('charts/sidecarset', { skip }, () => {
 
   it('points every webhook at webhook.url with the caBundle given', () => {
     const all = webhooks(
-      helmTemplate(t, ['webhook.url=https://127.0.0.1:9443/', 'certificates.caBundle=Y2E=']),
+      helmTemplate(t, [
+        'certificates.source=secret',
+        'webhook.url=https://127.0.0.1:9443/',
+        'certificates.caBundle=Y2E=',
+      ]),
     );
     assert.deepEqual(
       all.map((w) => w.clientConfig),
@@ -129,6 +136,37 @@ describe('charts/sidecarset', { skip }, () => {
       'SIDECARSET_LEADER_ELECT=false',
     ])
       assert.ok(set.includes(e), e);
+  });
+
+  it('manages its own certificate by default: no mount, no caBundle, RBAC for both', () => {
+    const objects = helmTemplate(t, ['webhook.url=https://127.0.0.1:9443']);
+    assert.deepEqual(
+      webhooks(objects).map((w) => w.clientConfig.caBundle),
+      [undefined, undefined, undefined],
+    );
+    const env = container(objects).env.map((e) => e.name);
+    assert.ok(!env.some((name) => name.startsWith('SIDECARSET_CERT')), env.join());
+    const deployment = JSON.stringify(objects.find((o) => o.kind === 'Deployment'));
+    assert.ok(!deployment.includes('/etc/sidecarset/tls'), deployment);
+    const certificateRbac = objects
+      .filter((o) => o.metadata.name === 'sidecarset-webhook-certificates')
+      .map((o) => o.kind)
+      .sort();
+    assert.deepEqual(certificateRbac, ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+    for (const source of ['secret', 'certManager'])
+      assert.ok(
+        !helmTemplate(t, [`certificates.source=${source}`]).some(
+          (o) => o.metadata.name === 'sidecarset-webhook-certificates',
+        ),
+        source,
+      );
+    const withIps = container(
+      helmTemplate(t, ['certificates.selfManaged.ipAddresses={127.0.0.1,::1}']),
+    ).env;
+    assert.deepEqual(
+      withIps.find((e) => e.name === 'SIDECARSET_CERT_IP_ADDRESSES'),
+      { name: 'SIDECARSET_CERT_IP_ADDRESSES', value: '127.0.0.1,::1' },
+    );
   });
 
   it('tags the image with the appVersion unless image.tag says otherwise', () => {

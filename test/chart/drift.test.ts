@@ -68,8 +68,15 @@ describe('the chart renders what manifests/ does', { skip }, () => {
     if (!('skip' in tools)) t = tools;
   });
 
-  it('default values: manifests/base', async () => {
-    assertSameObjects(helmTemplate(t), await kustomize(t, ['base']));
+  it('default values (self-managed certificate): manifests/', async () => {
+    assertSameObjects(helmTemplate(t), await kustomize(t, ['.']));
+  });
+
+  it('certificates.source=secret: manifests/base', async () => {
+    assertSameObjects(
+      helmTemplate(t, ['certificates.source=secret']),
+      await kustomize(t, ['base']),
+    );
   });
 
   it('certificates.source=certManager: manifests/cert-manager', async () => {
@@ -86,13 +93,13 @@ describe('the chart renders what manifests/ does', { skip }, () => {
         t,
         toggles.map((m) => `monitoring.${m}.enabled=true`),
       ),
-      await kustomize(t, ['base'], ['monitoring', 'monitoring/pod-monitor']),
+      await kustomize(t, ['.'], ['monitoring', 'monitoring/pod-monitor']),
     );
   });
 
   it('notices a difference', async () => {
     const chart = helmTemplate(t, ['webhook.timeoutSeconds=7']);
-    const kustomized = await kustomize(t, ['base']);
+    const kustomized = await kustomize(t, ['.']);
     assert.throws(() => {
       assertSameObjects(chart, kustomized);
     }, /timeoutSeconds/);

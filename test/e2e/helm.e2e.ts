@@ -1,8 +1,11 @@
 /**
  * The chart installed with a real helm (test/helm-fixture) into a real kube-apiserver, the webhooks
- * pointed at `sidecarset serve` on 127.0.0.1 through the chart's webhook.url and
- * certificates.caBundle values (what test/e2e/install.ts does for manifests/ with kustomize). Then
- * a pod is created and comes back injected; `helm uninstall` takes the webhooks away again.
+ * pointed at `sidecarset serve` on 127.0.0.1 through the chart's webhook.url value. Twice: with a
+ * certificate of our own (certificates.source=secret and its caBundle, what test/e2e/install.ts
+ * does for manifests/ with kustomize), and with no certificate settings at all, the default: the
+ * webhook, started without --cert/--key, makes its certificate and writes the caBundles with the
+ * chart's RBAC (docs/adr/0011-self-managed-certificates.md). Each time the article's pod is created
+ * and comes back injected; `helm uninstall` takes the webhooks away again.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -11,10 +14,12 @@ import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 
 import type { ControlPlane } from '../kube-fixture/control-plane.js';
+import { freePorts } from '../kube-fixture/control-plane.js';
 import { eventually } from '../support/eventually.js';
-import { crdEstablished } from './install.js';
+import { crdEstablished, webhooksInUse } from './install.js';
 import type { SidecarsetProcess } from './processes.js';
-import { install, useControlPlane } from './support.js';
+import { errors, startSidecarset } from './processes.js';
+import { NAMESPACE, SERVICE_ACCOUNT, clusterArgs, install, useControlPlane } from './support.js';
 
 const chart = new URL('../../charts/sidecarset', import.meta.url).pathname;
 const examples = new URL('../../examples/', import.meta.url).pathname;
@@ -50,34 +55,20 @@ function helm(plane: ControlPlane, args: readonly string[]): Promise<Result> {
   });
 }
 
-async function installChart(
-  plane: ControlPlane,
-  webhook: { url: string; caPem: string },
-): Promise<void> {
+/** `helm install sidecarset charts/sidecarset` with `--set` values. */
+async function installChart(plane: ControlPlane, set: readonly string[]): Promise<void> {
   const installed = await helm(plane, [
     'install',
     'sidecarset',
     chart,
-    '--set',
-    `webhook.url=${webhook.url}`,
-    '--set',
-    `certificates.caBundle=${Buffer.from(webhook.caPem).toString('base64')}`,
+    ...set.flatMap((s) => ['--set', s]),
   ]);
   assert.equal(installed.code, 0, `helm install: ${installed.stderr}`);
   await crdEstablished(plane);
 }
 
-describe('installed with helm into a real API server', () => {
-  const cluster = useControlPlane();
-  const plane = cluster.plane;
-  let serve: SidecarsetProcess;
-
-  before(async () => {
-    const installation = await install(plane(), installChart);
-    serve = await installation.serve();
-    cluster.defer(() => serve.stop());
-  });
-
+/** The test cases both installations share; `serve` is the webhook process. */
+function releaseCases(plane: () => ControlPlane, serve: () => SidecarsetProcess): void {
   it('is a deployed release', async () => {
     const listed = await helm(plane(), ['list', '--all-namespaces', '-o', 'json']);
     assert.equal(listed.code, 0, listed.stderr);
@@ -89,6 +80,7 @@ describe('installed with helm into a real API server', () => {
   });
 
   it('injects the sidecar into a pod created afterwards', async () => {
+    await webhooksInUse(plane());
     const sidecarSet = await plane().kubectl(['apply', '-f', `${examples}logtail-sidecarset.yaml`]);
     assert.equal(sidecarSet.code, 0, sidecarSet.stderr);
     // The webhook's informer sees the new SidecarSet a moment later: a dry run tells when.
@@ -119,7 +111,7 @@ describe('installed with helm into a real API server', () => {
 
   it('helm uninstall removes the webhooks and the CRD', async () => {
     // First our process: without its RBAC it would be refused, which fails the file (support.ts).
-    await serve.stop();
+    await serve().stop();
     // No --wait: the namespace stays Terminating without kube-controller-manager.
     const removed = await helm(plane(), ['uninstall', 'sidecarset']);
     assert.equal(removed.code, 0, removed.stderr);
@@ -133,5 +125,85 @@ describe('installed with helm into a real API server', () => {
       ]);
       return left.code === 0 && left.stdout.trim() === '';
     }, 'the webhook configurations and the CRD gone');
+  });
+}
+
+describe('installed with helm and a certificate of our own', () => {
+  const cluster = useControlPlane();
+  let serve: SidecarsetProcess;
+
+  before(async () => {
+    const installation = await install(cluster.plane(), (plane, webhook) =>
+      installChart(plane, [
+        'certificates.source=secret',
+        `webhook.url=${webhook.url}`,
+        `certificates.caBundle=${Buffer.from(webhook.caPem).toString('base64')}`,
+      ]),
+    );
+    serve = await installation.serve();
+    cluster.defer(() => serve.stop());
+  });
+
+  releaseCases(cluster.plane, () => serve);
+});
+
+describe('installed with helm and no certificate settings (self-managed)', () => {
+  const cluster = useControlPlane();
+  const plane = cluster.plane;
+  let serve: SidecarsetProcess;
+
+  before(async () => {
+    const [port] = (await freePorts(1)) as [number];
+    // Only where the API server finds the webhook: no caBundle, no Secret.
+    await installChart(plane(), [`webhook.url=https://127.0.0.1:${String(port)}`]);
+    const token = await plane().serviceAccountToken(NAMESPACE, SERVICE_ACCOUNT);
+    const kubeconfig = await plane().writeKubeconfig('sidecarset.kubeconfig', token);
+    // As the chart's Deployment runs it, but outside a pod: the Secret named (a pod's default),
+    // and 127.0.0.1 in the certificate, as the API server calls webhook.url by that address.
+    serve = await startSidecarset([
+      'serve',
+      ...clusterArgs(kubeconfig),
+      '--port',
+      String(port),
+      '--metrics-port',
+      '0',
+      '--cert-secret',
+      'sidecarset-webhook-certs',
+      '--cert-ip-addresses',
+      '127.0.0.1',
+    ]);
+    cluster.defer(() => serve.stop());
+  });
+
+  it('makes its certificate and writes the CA into every webhook', async () => {
+    await eventually(async () => {
+      const [ca, bundles] = await Promise.all([
+        plane().kubectl([
+          'get',
+          'secret',
+          '-n',
+          NAMESPACE,
+          'sidecarset-webhook-certs',
+          '-o',
+          'jsonpath={.data.ca\\.crt}',
+        ]),
+        plane().kubectl([
+          'get',
+          'mutatingwebhookconfiguration/sidecarset-mutating-webhook',
+          'validatingwebhookconfiguration/sidecarset-validating-webhook',
+          '-o',
+          'jsonpath={.items[*].webhooks[*].clientConfig.caBundle}',
+        ]),
+      ]);
+      return (
+        ca.code === 0 && ca.stdout !== '' && bundles.stdout === `${ca.stdout} `.repeat(3).trim()
+      );
+    }, 'the Secret made and the caBundle of every webhook written');
+  });
+
+  releaseCases(plane, () => serve);
+
+  it('logged no error', () => {
+    assert.deepEqual(errors(serve), []);
   });
 });
