@@ -1,6 +1,7 @@
 /**
- * Hot upgrade (reference upgrade §8): OpenKruise's TestUpdateHotUpgradeSidecar step by step, the
- * slot choice of findContainerToHotUpgrade, the flip's annotations, and a simulated rollout.
+ * Hot upgrade (OpenKruise pkg/controller/sidecarset/sidecarset_hotupgrade.go): its
+ * TestUpdateHotUpgradeSidecar step by step, the slot choice of findContainerToHotUpgrade, the
+ * flip's annotations, and a simulated rollout.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

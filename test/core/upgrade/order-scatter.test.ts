@@ -160,7 +160,7 @@ describe('priorityStrategy', () => {
 });
 
 describe('scatterStrategy', () => {
-  // Reference §4.5(c) worked example: 00–05 nginx (oldest), 06–09 web-server, 10–11 api-gateway.
+  // The scatter worked example of SortUpdateIndexes (sidecarset_strategy.go): 00–05 nginx (oldest), 06–09 web-server, 10–11 api-gateway.
   const app = (i: number) => (i <= 5 ? 'nginx' : i <= 9 ? 'web-server' : 'api-gateway');
   const pods = Array.from({ length: 12 }, (_, i) =>
     upgradePod(i, { labels: { app: 'web', app_name: app(i) } }),

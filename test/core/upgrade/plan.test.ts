@@ -176,7 +176,7 @@ describe('planUpgrade: budget', () => {
       upgradePod(7, { phase: 'Pending' }),
     ];
     const p = plan({ maxUnavailable: 1 }, pods);
-    // Pending (even with Ready=True) ranks first and is not ready under §3.6.
+    // Pending (even with Ready=True) ranks first and is not ready (IsPodReady, sidecarcontrol).
     assert.deepEqual(names(p.upgrade), ['pod-7', 'pod-6', 'pod-5']);
     assert.equal(p.budget.unavailableAfter, 1);
   });

@@ -116,7 +116,7 @@ describe('images', () => {
 });
 
 describe('pod predicates', () => {
-  it('state consistency (§3.5)', () => {
+  it('state consistency (IsPodStateConsistent)', () => {
     assert.ok(isStateConsistent(ctx, upgradePod(0)));
     assert.ok(!isStateConsistent(ctx, upgradePod(0, { upgraded: true })));
     assert.ok(isStateConsistent(ctx, upgradePod(0, { done: true })));
@@ -150,7 +150,7 @@ describe('pod predicates', () => {
     assert.ok(!isStateConsistent(ctx, pod(d1, undefined)));
   });
 
-  it('readiness (§3.6): Running, Ready=True and not deleting', () => {
+  it('readiness (IsPodReady): Running, Ready=True and not deleting', () => {
     assert.ok(isReady(ctx, upgradePod(0)));
     assert.ok(!isReady(ctx, upgradePod(0, { phase: 'Pending' })));
     assert.ok(!isReady(ctx, upgradePod(0, { ready: false })));
@@ -192,7 +192,7 @@ describe('pod predicates', () => {
     assert.ok(!hasEverySidecar(hot, pod));
   });
 
-  it('upgradability (§3.4)', () => {
+  it('upgradability (IsSidecarSetUpgradable)', () => {
     assert.equal(upgradability(ctx, upgradePod(0)), 'candidate');
     assert.equal(upgradability(ctx, upgradePod(0, { withoutImage: 'x' })), 'notUpgradable');
     // Not ready while inconsistent: the pod is a candidate, not in flight.
@@ -208,7 +208,7 @@ describe('pod predicates', () => {
   });
 });
 
-describe('the change written to a picked pod (§5.1)', () => {
+describe('the change written to a picked pod (updatePodSidecarAndHash)', () => {
   it('the patch applies to the pod and gives exactly applyPodUpgrade', () => {
     const pod = upgradePod(0, { uid: 'u-1' });
     const ss = upgradeSidecarSet({}, { latestRevision: 'test-sidecarset-rev2' });
