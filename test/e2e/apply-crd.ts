@@ -10,6 +10,11 @@ export async function applyCrd(
 ): Promise<void> {
   const applied = await plane.kubectl(['apply', ...applyArgs, '-f', file]);
   assert.equal(applied.code, 0, applied.stderr);
+  await crdEstablished(plane);
+}
+
+/** Resolves once the API server serves the SidecarSet CRD that was just created. */
+export async function crdEstablished(plane: ControlPlane): Promise<void> {
   const established = await plane.kubectl([
     'wait',
     '--for=condition=Established',

@@ -12,6 +12,7 @@ import { parse, stringify } from 'yaml';
 
 import type { ControlPlane } from '../kube-fixture/control-plane.js';
 import { eventually } from '../support/eventually.js';
+import { crdEstablished } from './apply-crd.js';
 
 const manifests = new URL('../../manifests/', import.meta.url).pathname;
 
@@ -69,17 +70,6 @@ export async function installManifests(
   const applied = await plane.kubectl(['apply', '-k', overlay]);
   assert.equal(applied.code, 0, `kubectl apply -k: ${applied.stderr}`);
   await crdEstablished(plane);
-}
-
-/** Resolves once the API server serves the SidecarSet CRD that was just created. */
-export async function crdEstablished(plane: ControlPlane): Promise<void> {
-  const established = await plane.kubectl([
-    'wait',
-    '--for=condition=Established',
-    '--timeout=60s',
-    'crd/sidecarsets.apps.kruise.io',
-  ]);
-  assert.equal(established.code, 0, established.stderr);
 }
 
 /**
