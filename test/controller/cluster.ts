@@ -28,6 +28,7 @@ import {
 } from '../fake-apiserver/index.js';
 import { eventually as poll } from '../support/eventually.js';
 import { postJson } from '../support/https.js';
+import { replaceSidecarSet } from '../support/replace-sidecarset.js';
 
 export interface TestCluster {
   api: FakeApiServer;
@@ -183,24 +184,12 @@ export async function createSidecarSet(cluster: TestCluster, body: JsonObject): 
  * Read, change, replace: an update through the API (and so through the webhooks), read again and
  * retried when the controller wrote the status in between (409), as kubectl edit would be.
  */
-export async function updateSidecarSet(
+export function updateSidecarSet(
   cluster: TestCluster,
   name: string,
   change: (spec: Record<string, unknown>) => void,
 ): Promise<void> {
-  const object = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets', name };
-  for (let attempt = 1; ; attempt++) {
-    const current = (await cluster.custom.getClusterCustomObject(object)) as {
-      spec: Record<string, unknown>;
-    };
-    change(current.spec);
-    try {
-      await cluster.custom.replaceClusterCustomObject({ ...object, body: current });
-      return;
-    } catch (err) {
-      if ((err as { code?: number }).code !== 409 || attempt >= 5) throw err;
-    }
-  }
+  return replaceSidecarSet(cluster.custom, name, change);
 }
 
 export async function createPods(

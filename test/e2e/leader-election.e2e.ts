@@ -6,11 +6,12 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 
-import { ApiException, CoreV1Api, CustomObjectsApi, Watch } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, Watch } from '@kubernetes/client-node';
 
 import { ApiKubelet } from '../support/api-kubelet.js';
 import type { PodJson } from '../scenarios/rollout.js';
 import { sidecar } from '../scenarios/rollout.js';
+import { replaceSidecarSet } from '../support/replace-sidecarset.js';
 import { readAudit } from './audit.js';
 import type { SidecarsetProcess } from './processes.js';
 import type { Installation } from './support.js';
@@ -105,20 +106,9 @@ describe('leader election on a real Lease', () => {
       () => undefined,
     );
     try {
-      // Read, change, replace; again when the controller wrote the status in between (409).
-      for (let attempt = 1; ; attempt++) {
-        const current = (await custom.getClusterCustomObject({
-          ...sidecarSets,
-          name: 'agent',
-        })) as { spec: { containers: { image: string }[] } };
-        (current.spec.containers[0] as { image: string }).image = 'agent:2';
-        try {
-          await custom.replaceClusterCustomObject({ ...sidecarSets, name: 'agent', body: current });
-          break;
-        } catch (err) {
-          if (!(err instanceof ApiException) || err.code !== 409 || attempt >= 5) throw err;
-        }
-      }
+      await replaceSidecarSet(custom, 'agent', (spec) => {
+        (spec.containers[0] as { image: string }).image = 'agent:2';
+      });
 
       const onNew = async (): Promise<number> =>
         (await list()).filter((p) => agent(p).spec === 'agent:2').length;

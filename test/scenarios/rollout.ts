@@ -8,14 +8,9 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 
 import { eventually } from '../support/eventually.js';
+import { replaceSidecarSet } from '../support/replace-sidecarset.js';
 import type { KubeConfig } from '@kubernetes/client-node';
-import {
-  ApiException,
-  AppsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  Watch,
-} from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, Watch } from '@kubernetes/client-node';
 
 export interface ScenarioKubelet {
   failImage(image: string): void;
@@ -210,21 +205,8 @@ class Scenario {
   }
 
   /** Read, change, replace; read again when the controller wrote the status in between (409). */
-  async update(change: (spec: SidecarSetJson['spec']) => void): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      const current = await this.sidecarSet();
-      change(current.spec);
-      try {
-        await this.custom.replaceClusterCustomObject({
-          ...SIDECARSETS,
-          name: this.name,
-          body: current,
-        });
-        return;
-      } catch (err) {
-        if (!(err instanceof ApiException) || err.code !== 409 || attempt >= 5) throw err;
-      }
-    }
+  update(change: (spec: SidecarSetJson['spec']) => void): Promise<void> {
+    return replaceSidecarSet(this.custom, this.name, change);
   }
 
   setImage(image: string): Promise<void> {
