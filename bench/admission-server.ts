@@ -16,7 +16,7 @@ import { fastify } from 'fastify';
 import { startServe } from '../src/cli/serve.js';
 import { isPlainObject } from '../src/core/json.js';
 import type { Container, Pod, Volume } from '../src/core/k8s-types.js';
-import { BODY_LIMIT } from '../src/server/app.js';
+import { BODY_LIMIT } from '../src/server/http-server.js';
 import { ensureDevCertificates, readTlsPair } from '../src/server/tls.js';
 
 export type ParentMessage = { type: 'cpu' } | { type: 'stop' };

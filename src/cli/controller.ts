@@ -8,7 +8,7 @@ import { registerHealthRoutes } from '../server/health-routes.js';
 import { registerProcessMetrics } from '../server/process-metrics.js';
 import type { Io } from './io.js';
 import { closeOnSignal } from './io.js';
-import type { ControllerFlags } from './serve.js';
+import type { ControllerFlags } from './flags.js';
 import { launchController, loadKubeConfig } from './serve.js';
 
 export interface ControllerCommandOptions extends ControllerFlags {

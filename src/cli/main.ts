@@ -1,26 +1,25 @@
 /** The `sidecarset` command line. No side effects here beyond the streams passed in. */
-import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 
 import { SidecarSetError } from '../core/errors.js';
 import type { Shell } from './completion.js';
 import { completionScript, SHELLS } from './completion.js';
-import { runInject } from './inject.js';
-import type { Io } from './io.js';
-import { quietOnClosedPipe, UsageError } from './io.js';
-import { runPlan } from './plan.js';
 import type { ControllerCommandOptions } from './controller.js';
-import { runController } from './controller.js';
-import type { ControllerFlags, ServeOptions } from './serve.js';
-import { DEFAULT_SERVER_LIMITS } from '../server/http-server.js';
 import {
   DEFAULT_CONTROLLER_FLAGS,
+  parseBool,
   parseByteSize,
   parseIpAddresses,
   parseList,
+  parsePort,
+  parsePositive,
   parseWebhookConfigurations,
-  runServe,
-} from './serve.js';
-import { runValidate } from './validate.js';
+} from './flags.js';
+import type { ControllerFlags } from './flags.js';
+import type { Io } from './io.js';
+import { quietOnClosedPipe, UsageError } from './io.js';
+import type { ServeOptions } from './serve.js';
+import { DEFAULT_SERVER_LIMITS } from '../server/http-server.js';
 import { VERSION } from './version.js';
 
 export type { Io } from './io.js';
@@ -66,6 +65,7 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
         output: 'yaml' | 'json';
         explain: boolean;
       }) => {
+        const { runInject } = await import('./inject.js');
         exitCode = await runInject(opts, io, now());
       },
     );
@@ -77,6 +77,7 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
     )
     .requiredOption('--sidecarsets <path>', SIDECARSETS_HELP)
     .action(async (opts: { sidecarsets: string }) => {
+      const { runValidate } = await import('./validate.js');
       exitCode = await runValidate(opts, io);
     });
 
@@ -105,6 +106,7 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
         output: 'json' | 'table' | 'yaml';
         simulate: boolean;
       }) => {
+        const { runPlan } = await import('./plan.js');
         exitCode = await runPlan(opts, io, now());
       },
     );
@@ -229,6 +231,7 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
         .default(DEFAULT_SERVER_LIMITS.maxInflightBodyBytes),
     );
   addControllerOptions(serve).action(async (opts: ServeOptions & ControllerFlags) => {
+    const { runServe } = await import('./serve.js');
     exitCode = await runServe({ ...opts, controllerOptions: opts }, io);
   });
 
@@ -259,6 +262,7 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
         .default('info'),
     );
   addControllerOptions(controller).action(async (opts: ControllerCommandOptions) => {
+    const { runController } = await import('./controller.js');
     exitCode = await runController(opts, io);
   });
 
@@ -337,26 +341,6 @@ function addControllerOptions(command: Command): Command {
         .argParser(parseBool)
         .default(d.podEvents),
     );
-}
-
-function parseBool(value: string): boolean {
-  if (value === 'true' || value === '1') return true;
-  if (value === 'false' || value === '0') return false;
-  throw new InvalidArgumentError('expected true or false');
-}
-
-function parsePositive(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
-  return n;
-}
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new InvalidArgumentError('a port is an integer from 0 to 65535');
-  }
-  return port;
 }
 
 function reportError(err: unknown, io: Io): number {

@@ -3,10 +3,8 @@
  * else: logger, SidecarSet cache, certificates, HTTPS app, metrics port, graceful shutdown.
  */
 import { Server as HttpsServer } from 'node:https';
-import { isIP } from 'node:net';
 
 import { KubeConfig } from '@kubernetes/client-node';
-import { InvalidArgumentError } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
@@ -16,12 +14,12 @@ import { createFilesSource } from '../cache/files-source.js';
 import type { SnapshotSource } from '../cache/snapshot.js';
 import type { Controller } from '../controller/controller.js';
 import { createController } from '../controller/controller.js';
-import { createCertificateManager, parseWebhookConfigurationRef } from '../k8s/certificates.js';
-import type { WebhookConfigurationRef } from '../k8s/certificates.js';
+import { createCertificateManager } from '../k8s/certificates.js';
+import type { WebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
 import { createClusterSource } from '../k8s/cluster-source.js';
 import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
 import { createControllerMetrics } from '../server/controller-metrics.js';
-import { BODY_LIMIT, buildApp, buildHealthApp } from '../server/app.js';
+import { buildApp, buildHealthApp } from '../server/app.js';
 import type { ServerLimits } from '../server/http-server.js';
 import { DEFAULT_SERVER_LIMITS } from '../server/http-server.js';
 import { DEFAULT_CERTIFICATE_TIMES, serviceDnsNames } from '../server/cert-plan.js';
@@ -31,6 +29,8 @@ import type { TlsPair, TlsWatch } from '../server/tls.js';
 import { ensureDevCertificates, readTlsPair, watchTlsPair } from '../server/tls.js';
 import type { Io } from './io.js';
 import { UsageError, closeOnSignal } from './io.js';
+import type { ControllerFlags } from './flags.js';
+import { DEFAULT_CONTROLLER_FLAGS } from './flags.js';
 
 export interface ServeOptions {
   sidecarsets?: string;
@@ -73,30 +73,6 @@ export const DEFAULT_WEBHOOK_CONFIGURATIONS: readonly WebhookConfigurationRef[] 
 ];
 /** The Service in manifests/base/webhook/service.yaml. */
 const WEBHOOK_SERVICE = 'sidecarset-webhook';
-
-/** Flags of the upgrade controller, shared by `serve` and `controller`. */
-export interface ControllerFlags {
-  leaderElect: boolean;
-  leaderElectionNamespace: string;
-  leaseName: string;
-  workers: number;
-  qps: number;
-  burst: number;
-  dryRun: boolean;
-  /** Per-pod events (SidecarUpgradeStarted, SidecarUpgraded, ResetContainerSucceed). */
-  podEvents: boolean;
-}
-
-export const DEFAULT_CONTROLLER_FLAGS: ControllerFlags = {
-  leaderElect: false,
-  leaderElectionNamespace: 'sidecarset-system',
-  leaseName: 'sidecarset-controller',
-  workers: 3,
-  qps: 20,
-  burst: 30,
-  dryRun: false,
-  podEvents: true,
-};
 
 export interface Served {
   /** Addresses actually bound (port 0 picks a free port). */
@@ -214,47 +190,6 @@ export async function runServe(options: ServeOptions, io: Io): Promise<number> {
   const served = await startServe(options, io);
   closeOnSignal(io, 'finishing requests in flight, then stopping', () => served.close());
   return 0;
-}
-
-/**
- * --max-inflight-body-bytes: bytes, or a Kubernetes-style binary size (`32Mi`). At least one
- * AdmissionReview of the largest size must fit, or large pods would never be admitted.
- */
-export function parseByteSize(value: string): number {
-  const match = /^(\d+)(Ki|Mi|Gi)?$/.exec(value.trim());
-  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 }[match?.[2] ?? ''] ?? 1;
-  const bytes = Number(match?.[1] ?? NaN) * unit;
-  if (!Number.isSafeInteger(bytes) || bytes < BODY_LIMIT) {
-    throw new InvalidArgumentError(
-      `expected a size of at least ${BODY_LIMIT} bytes (7Mi, the largest AdmissionReview), such as 33554432 or 32Mi`,
-    );
-  }
-  return bytes;
-}
-
-/** --webhook-configurations: `mutating/NAME,validating/NAME`, comma-separated. */
-export function parseWebhookConfigurations(value: string): WebhookConfigurationRef[] {
-  try {
-    return parseList(value).map(parseWebhookConfigurationRef);
-  } catch (err) {
-    throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
-  }
-}
-
-/** --cert-ip-addresses: IPv4 or IPv6 addresses, comma-separated. */
-export function parseIpAddresses(value: string): string[] {
-  const ips = parseList(value);
-  const bad = ips.filter((ip) => isIP(ip) === 0);
-  if (bad.length > 0) throw new InvalidArgumentError(`not an IP address: ${bad.join(', ')}`);
-  return ips;
-}
-
-/** A comma-separated list, blanks dropped. */
-export function parseList(value: string): string[] {
-  return value
-    .split(',')
-    .map((item) => item.trim())
-    .filter((item) => item !== '');
 }
 
 function createSource(

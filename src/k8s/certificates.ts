@@ -30,21 +30,8 @@ import {
   secretData,
 } from '../server/cert-plan.js';
 import { checkTlsPair } from '../server/tls.js';
+import type { WebhookConfigurationRef } from './webhook-configuration-ref.js';
 import type { TlsPair } from '../server/tls.js';
-
-/** A webhook configuration whose caBundle we keep: `mutating/NAME` or `validating/NAME`. */
-export interface WebhookConfigurationRef {
-  kind: 'mutating' | 'validating';
-  name: string;
-}
-
-export function parseWebhookConfigurationRef(value: string): WebhookConfigurationRef {
-  const match = /^(mutating|validating)\/([a-z0-9.-]+)$/.exec(value.trim());
-  if (match?.[1] === undefined || match[2] === undefined) {
-    throw new Error(`expected mutating/NAME or validating/NAME, got "${value}"`);
-  }
-  return { kind: match[1] as WebhookConfigurationRef['kind'], name: match[2] };
-}
 
 export interface CertificateManagerOptions {
   kubeConfig: KubeConfig;

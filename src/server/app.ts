@@ -24,15 +24,9 @@ import { registerBodyBudget } from './body-budget.js';
 import type { HealthDeps } from './health-routes.js';
 import { registerHealthRoutes, sendStatus, statusBody } from './health-routes.js';
 import type { ServerLimits } from './http-server.js';
-import { DEFAULT_SERVER_LIMITS, limitedServerFactory } from './http-server.js';
+import { BODY_LIMIT, DEFAULT_SERVER_LIMITS, limitedServerFactory } from './http-server.js';
 import { limitMetricsOf } from './limit-metrics.js';
 import type { WebhookMetrics } from './metrics.js';
-
-/**
- * The API server accepts objects of up to 3 MiB; an AdmissionReview carries the object and, on
- * UPDATE, the old object, plus JSON overhead (controller-runtime sizes its limit the same way).
- */
-export const BODY_LIMIT = 7 * 1024 * 1024;
 
 export interface AppDeps {
   source: SnapshotSource;

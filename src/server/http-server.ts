@@ -7,6 +7,12 @@ import type { RequestListener, Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
 
+/**
+ * The API server accepts objects of up to 3 MiB; an AdmissionReview carries the object and, on
+ * UPDATE, the old object, plus JSON overhead (controller-runtime sizes its limit the same way).
+ */
+export const BODY_LIMIT = 7 * 1024 * 1024;
+
 export interface ServerLimits {
   /** Seconds to receive a request: TLS handshake, headers and body. */
   readTimeoutSeconds: number;

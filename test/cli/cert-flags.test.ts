@@ -1,8 +1,8 @@
-/** `serve`'s self-managed certificate flags (src/cli/serve.ts, docs/deploy.md "2. Install"). */
+/** `serve`'s self-managed certificate flags (src/cli/flags.ts, docs/deploy.md "2. Install"). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { parseIpAddresses, parseWebhookConfigurations } from '../../src/cli/serve.js';
+import { parseIpAddresses, parseWebhookConfigurations } from '../../src/cli/flags.js';
 import { runCli } from '../support/cli.js';
 
 describe('self-managed certificate flags', () => {

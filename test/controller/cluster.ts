@@ -10,8 +10,10 @@ import { PassThrough } from 'node:stream';
 
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 
-import type { ControllerFlags, Served } from '../../src/cli/serve.js';
-import { DEFAULT_CONTROLLER_FLAGS, startServe } from '../../src/cli/serve.js';
+import type { ControllerFlags } from '../../src/cli/flags.js';
+import { DEFAULT_CONTROLLER_FLAGS } from '../../src/cli/flags.js';
+import type { Served } from '../../src/cli/serve.js';
+import { startServe } from '../../src/cli/serve.js';
 import type {
   FakeApiServer,
   FakeKubelet,

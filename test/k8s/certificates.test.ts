@@ -10,10 +10,8 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { pino } from 'pino';
 
 import type { CertificateManagerOptions } from '../../src/k8s/certificates.js';
-import {
-  createCertificateManager,
-  parseWebhookConfigurationRef,
-} from '../../src/k8s/certificates.js';
+import { createCertificateManager } from '../../src/k8s/certificates.js';
+import { parseWebhookConfigurationRef } from '../../src/k8s/webhook-configuration-ref.js';
 import { DEFAULT_CERTIFICATE_TIMES, serviceDnsNames } from '../../src/server/cert-plan.js';
 import type { TlsPair } from '../../src/server/tls.js';
 import { startFakeApiServer, waitForStore } from '../fake-apiserver/index.js';

@@ -18,7 +18,7 @@ import { parse } from 'yaml';
 import type { Served, ServeOptions } from '../../src/cli/serve.js';
 import { startServe } from '../../src/cli/serve.js';
 import type { Pod } from '../../src/core/k8s-types.js';
-import { BODY_LIMIT } from '../../src/server/app.js';
+import { BODY_LIMIT } from '../../src/server/http-server.js';
 import { ensureDevCertificates } from '../../src/server/tls.js';
 import { podReview, sidecarSetReview } from '../support/admission.js';
 import { httpsRequest, peerFingerprint, postJson } from '../support/https.js';
