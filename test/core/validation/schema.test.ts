@@ -1,5 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+
+import { Ajv } from 'ajv';
+
 import { formatFieldError } from '../../../src/core/validation/field-error.js';
 import { validateSidecarSetSchema } from '../../../src/core/validation/sidecarset.js';
 import { SIDECARSET_SCHEMA } from '../../../src/core/validation/sidecarset-schema.js';
@@ -28,6 +31,13 @@ test('a well-formed document passes', () => {
     [],
   );
   assert.equal(SIDECARSET_SCHEMA.properties.kind.const, 'SidecarSet');
+});
+
+test('the schema is valid JSON Schema (the validator skips this check at start-up)', () => {
+  const ajv = new Ajv();
+  ajv.addVocabulary(['x-kubernetes-int-or-string', 'x-kubernetes-preserve-unknown-fields']);
+  assert.equal(ajv.validateSchema(SIDECARSET_SCHEMA), true, JSON.stringify(ajv.errors));
+  assert.equal(ajv.validateSchema({ type: 'no-such-type' }), false);
 });
 
 test('shape errors with dotted paths', () => {
