@@ -99,12 +99,19 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
       'play the rollout forward wave by wave, assuming upgraded pods become ready',
       false,
     )
+    .option(
+      '--fail-image <image>',
+      'with --simulate: sidecars on this image never become ready (repeatable); shows where the health gate pauses',
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
     .action(
       async (opts: {
         sidecarsets: string;
         pods: string;
         output: 'json' | 'table' | 'yaml';
         simulate: boolean;
+        failImage: string[];
       }) => {
         const { runPlan } = await import('./plan.js');
         exitCode = await runPlan(opts, io, now());

@@ -11,6 +11,7 @@ import type { PodRef, UpgradePlan, UpgradeStatus } from '../core/upgrade/types.j
 import type { LoadedDocument } from '../io/documents.js';
 import { checkOneStdin, inputError, readManifests } from '../io/documents.js';
 import type { Io } from './io.js';
+import { UsageError } from './io.js';
 import { loadValidSidecarSets } from './sidecarset-input.js';
 
 export interface PlanCommandOptions {
@@ -18,6 +19,8 @@ export interface PlanCommandOptions {
   pods: string;
   output: 'json' | 'table' | 'yaml';
   simulate: boolean;
+  /** With simulate: sidecar images that never become ready. */
+  failImage?: readonly string[];
 }
 
 interface Result {
@@ -27,6 +30,10 @@ interface Result {
 
 export async function runPlan(options: PlanCommandOptions, io: Io, now: Date): Promise<number> {
   checkOneStdin({ '--sidecarsets': options.sidecarsets, '--pods': options.pods });
+  const failImages = options.failImage ?? [];
+  if (failImages.length > 0 && !options.simulate) {
+    throw new UsageError('--fail-image needs --simulate');
+  }
   const sidecarSets = await loadValidSidecarSets(options.sidecarsets, io);
   if (sidecarSets === undefined) return 1;
   const pods = (await readManifests(options.pods, io.stdin)).map(asPod);
@@ -35,7 +42,7 @@ export async function runPlan(options: PlanCommandOptions, io: Io, now: Date): P
     const matched = pods.filter((pod) => selectsForUpgrade(ss, pod, ANY_NAMESPACE));
     const plan = planUpgrade(ss, matched, { now });
     return options.simulate
-      ? { plan, simulation: simulateRollout(ss, matched, { now }) }
+      ? { plan, simulation: simulateRollout(ss, matched, { now, failImages }) }
       : { plan };
   });
   io.stdout.write(render(results, options.output));
@@ -92,6 +99,7 @@ function jsonOf(result: Result): Record<string, unknown> {
       })),
       end: simulation.end,
       message: simulation.message,
+      touched: simulation.touched,
       final: simulation.final,
     };
   }
@@ -183,6 +191,7 @@ function simulationLines(sim: Simulation): string[] {
     ...lines,
     ...(sim.waves.length > 0 ? table(rows) : []),
     `  stops:   ${sim.end}: ${sim.message}`,
+    `  touched: ${sim.touched} pods upgraded`,
     `  final:   ${statusLine(sim.final)}`,
   ];
 }

@@ -139,6 +139,18 @@ export interface SidecarSetStatus {
   updatedReadyPods?: number;
   latestRevision?: string;
   collisionCount?: number;
+  /** Ours (not OpenKruise's): RolloutPaused (src/core/health/rollout-paused-condition.ts). */
+  conditions?: SidecarSetCondition[];
+}
+
+/** A status condition, as metav1.Condition. */
+export interface SidecarSetCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+  observedGeneration?: number;
 }
 
 export interface SidecarSet {

@@ -38,6 +38,7 @@ import {
   SIDECARSET_INPLACE_UPDATE_STATE,
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
 } from '../core/annotations.js';
+import { UPGRADE_BASELINE } from '../core/health/upgrade-baseline.js';
 import { SIDECARSET_UPGRADABLE } from '../core/upgrade/upgradable-condition.js';
 import type {
   Container,
@@ -55,6 +56,8 @@ export const BOOKKEEPING_ANNOTATIONS: readonly string[] = [
   SIDECARSET_INJECTED_LIST,
   SIDECARSET_INPLACE_UPDATE_STATE,
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
+  /** Ours: what the pod was before its upgrade, for the health gate (src/core/health/). */
+  UPGRADE_BASELINE,
 ];
 
 /**

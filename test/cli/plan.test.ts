@@ -141,6 +141,27 @@ describe('sidecarset plan', () => {
     assert.equal(result.simulation.end, 'Complete');
   });
 
+  it('--simulate --fail-image: the health gate pauses after the first wave; table and json', async () => {
+    const json = memoryIo();
+    const files = { sidecarsets: noPartition, pods: podsFile, simulate: true };
+    await runPlan({ ...files, output: 'json', failImage: ['busybox:1.36'] }, json.io, now);
+    const result = JSON.parse(json.out()) as {
+      simulation: { waves: unknown[]; end: string; touched: number; message: string };
+    };
+    assert.equal(result.simulation.waves.length, 1);
+    assert.equal(result.simulation.touched, 100);
+    assert.equal(result.simulation.end, 'UnhealthyPods');
+    assert.match(result.simulation.message, /^100 upgraded pod\(s\) failed \(pause at 1\)/);
+    const table = memoryIo();
+    await runPlan({ ...files, output: 'table', failImage: ['busybox:1.36'] }, table.io, now);
+    assert.match(table.out(), /stops: +UnhealthyPods: 100 upgraded pod\(s\) failed/);
+    assert.match(table.out(), /touched: 100 pods upgraded/);
+    await assert.rejects(
+      runPlan({ ...files, simulate: false, output: 'json', failImage: ['x:1'] }, table.io, now),
+      /--fail-image needs --simulate/,
+    );
+  });
+
   it('several SidecarSets give an array; table output is for people', async () => {
     const both = join(dir, 'sets.yaml');
     const noPartitionDoc = (await readManifests(noPartition))[0];

@@ -7,6 +7,7 @@ import {
   SIDECARSET_HASH_WITHOUT_IMAGE,
   SIDECARSET_INPLACE_UPDATE_STATE,
 } from '../annotations.js';
+import { UPGRADE_BASELINE, withUpgradeBaseline } from '../health/upgrade-baseline.js';
 import { applyPatchPodMetadata } from '../inject/pod-metadata.js';
 import { isPlainObject } from '../json.js';
 import type { Pod } from '../k8s-types.js';
@@ -22,6 +23,7 @@ import type { SidecarSetContext } from './context.js';
 import type { InPlaceUpdateEntry } from './pod-records.js';
 import { formatInPlaceUpdateStates, readInPlaceUpdateStates } from './pod-records.js';
 import { flipChanges, hotUpgradeChanges } from './hot-slots.js';
+import { hasReadyCondition } from './pod-state.js';
 import type { ImageChange, PodFlip, PodRef, PodUpgrade } from './types.js';
 import { canonicalRecordTest } from './canonical-record.js';
 import { ValueMemo } from './value-memo.js';
@@ -52,13 +54,14 @@ export function buildPodUpgrade(
 /**
  * buildPodUpgrade for many pods of one round: the timestamp and the hash entry are made once, and
  * the rewritten hash annotation is remembered per distinct value the pods carry (it depends on
- * that value alone; pods of a workload often share it).
+ * that value alone; pods of a workload often share it). `podReady`: whether the pod was Ready
+ * before the upgrade began (default: its Ready condition now), for its health baseline.
  */
 export function podUpgradeBuilder(
   ctx: SidecarSetContext,
   patchPodMetadata: readonly SidecarSetPatchPodMetadata[],
   now: Date,
-): (pod: Readonly<Pod>, ref: PodRef) => PodUpgrade {
+): (pod: Readonly<Pod>, ref: PodRef, podReady?: boolean) => PodUpgrade {
   const timestamp = formatTimestamp(now);
   const hashEntry: SidecarSetUpgradeSpec = {
     updateTimestamp: timestamp,
@@ -82,7 +85,13 @@ export function podUpgradeBuilder(
     return written;
   };
   const paths = new Map<string, string>();
-  return (pod, ref) => {
+  const baselineOf = {
+    sidecarSet: ctx.name,
+    hash: ctx.hash,
+    containers: ctx.sortedContainerNames,
+    now,
+  };
+  return (pod, ref, podReady = hasReadyCondition(pod)) => {
     const hot = ctx.hot.length > 0 ? hotUpgradeChanges(ctx, pod) : undefined;
     const images =
       hot === undefined ? imageChanges(ctx, pod) : [...imageChanges(ctx, pod), ...hot.images];
@@ -94,6 +103,7 @@ export function podUpgradeBuilder(
     }
     if (hot !== undefined) Object.assign(after, hot.annotations);
     after[SIDECARSET_INPLACE_UPDATE_STATE] = inPlaceUpdateState(ctx, pod, images, timestamp);
+    after[UPGRADE_BASELINE] = withUpgradeBaseline(pod, baselineOf, podReady);
     // patchPodMetadata may touch any annotation; without it, only the ones written can change.
     if (patchPodMetadata.length > 0) {
       after = { ...before, ...after };

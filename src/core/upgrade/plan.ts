@@ -26,6 +26,8 @@ import {
   isUpdated,
   upgradability,
 } from './pod-state.js';
+import { rolloutHealth } from '../health/rollout-health.js';
+import { healthSettings } from '../health/settings.js';
 import { scatterCandidates } from './scatter.js';
 import { computeStatus } from './status.js';
 import type {
@@ -64,6 +66,7 @@ type Verdict = 'Candidate' | 'NotSelected' | 'NotUpgradable' | 'UpgradeInFlight'
 const MESSAGES = {
   NotUpdate: 'updateStrategy.type is NotUpdate',
   Paused: 'updateStrategy.paused is true',
+  UnhealthyPods: 'failed upgraded pods paused the rollout (condition RolloutPaused)',
   HotUpgradeFlip: 'this round puts finished hot upgrades back on the empty image first',
   NotSelected: 'updateStrategy.selector does not select the pod',
   UpgradeInFlight: 'a sidecar is still being updated in place by the kubelet',
@@ -116,6 +119,11 @@ export function planUpgrade(
     status,
     budget: budgetBefore(ctx, matched),
   };
+  if (!ctx.notUpdate) {
+    const upgraded = matched.filter((m) => m.updated).map((m) => m.pod);
+    const settings = healthSettings(sidecarSet);
+    plan.health = rolloutHealth(ctx, upgraded, matched.length, settings, options.now);
+  }
   const outdated = (): MatchedPod[] => matched.filter((m) => !m.updated).sort(byName);
   // 3. and 4. A strategy that stops the rollout holds every outdated pod.
   if (ctx.notUpdate) {
@@ -130,6 +138,10 @@ export function planUpgrade(
   }
   // 6. Every matched pod is updated: nothing to do.
   if (status.updatedPods === status.matchedPods) return { ...plan, stopped: 'Complete' };
+  // 6b. Too many upgraded pods failed: no more until a new revision or a resume (ours, not OpenKruise's).
+  if (plan.health?.pause === true) {
+    return { ...plan, held: holdAll(outdated(), 'UnhealthyPods'), stopped: 'UnhealthyPods' };
+  }
   // 7. Select the candidates (read in step 1): outdated, selected, only images changed, and no
   // in-place update still in flight.
   const candidates = matched.filter((m) => m.verdict === 'Candidate');
@@ -280,7 +292,7 @@ function hold(
 
 function holdAll(
   pods: readonly MatchedPod[],
-  reason: 'NotUpdate' | 'Paused' | 'HotUpgradeFlip',
+  reason: 'NotUpdate' | 'Paused' | 'HotUpgradeFlip' | 'UnhealthyPods',
 ): HeldPod[] {
   return pods.map((m) => hold(m, reason));
 }

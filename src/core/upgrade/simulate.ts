@@ -1,13 +1,17 @@
 /**
  * Plays a rollout forward, one planUpgrade round per wave, assuming every pod upgraded in a wave
  * finishes before the next: its new sidecar starts, the status reports the new image under a new
- * imageID, and the pod is Running and Ready.
+ * imageID, and the pod is Running and Ready. A sidecar on one of `failImages` starts but never
+ * becomes ready (nor does its pod); each wave is taken to last the progress deadline, so such pods
+ * are judged failed by the next round and the health gate (src/core/health/) pauses the rollout
+ * where it would.
  */
 import type { Pod } from '../k8s-types.js';
 import type { SidecarSet } from '../sidecarset-types.js';
 import { applyPodUpgrade } from './change.js';
 import { planUpgrade, podKey, podRef } from './plan.js';
 import { formatTimestamp } from '../pod-hash-annotation.js';
+import { healthSettings } from '../health/settings.js';
 import type { HeldPod, PodFlip, PodRef, UpgradePlan, UpgradeStatus } from './types.js';
 
 export interface Wave {
@@ -21,7 +25,14 @@ export interface Wave {
 }
 
 export type SimulationEnd =
-  'Complete' | 'Partition' | 'NotUpgradable' | 'Paused' | 'NotUpdate' | 'Held' | 'WaveLimit';
+  | 'Complete'
+  | 'Partition'
+  | 'NotUpgradable'
+  | 'Paused'
+  | 'UnhealthyPods'
+  | 'NotUpdate'
+  | 'Held'
+  | 'WaveLimit';
 
 export interface Simulation {
   sidecarSet: string;
@@ -31,6 +42,8 @@ export interface Simulation {
   waves: Wave[];
   /** The status once the last wave has finished. */
   final: UpgradeStatus;
+  /** Pods upgraded over all waves. */
+  touched: number;
   end: SimulationEnd;
   /** Why the rollout stops there, for people. */
   message: string;
@@ -42,6 +55,8 @@ export interface SimulateOptions {
   now: Date;
   /** Default: matched pods + 1, enough for one pod per wave. */
   maxWaves?: number;
+  /** Sidecar images that never become ready. */
+  failImages?: readonly string[];
 }
 
 export function simulateRollout(
@@ -51,7 +66,10 @@ export function simulateRollout(
 ): Simulation {
   const current = new Map<string, Readonly<Pod>>();
   for (const pod of pods) current.set(podKey(podRef(pod)), pod);
-  let plan = planUpgrade(sidecarSet, [...current.values()], { now: options.now });
+  const failing = new Set(options.failImages ?? []);
+  const waveSeconds = healthSettings(sidecarSet).progressDeadlineSeconds;
+  let clock = options.now;
+  let plan = planUpgrade(sidecarSet, [...current.values()], { now: clock });
   const initial = plan.status;
   const limit = options.maxWaves ?? plan.status.matchedPods + 1;
   const waves: Wave[] = [];
@@ -64,7 +82,7 @@ export function simulateRollout(
       /* c8 ignore next -- every planned pod came from this map */
       if (pod === undefined) continue;
       if (!isRunningAndReady(pod)) notReady++;
-      current.set(key, settle(pod, write, options.now));
+      current.set(key, settle(pod, write, clock, failing));
     }
     return notReady;
   };
@@ -76,7 +94,7 @@ export function simulateRollout(
     if (rounds++ > 2 * limit + 2) break;
     if (plan.flip.length > 0) {
       apply(plan.flip);
-      plan = planUpgrade(sidecarSet, [...current.values()], { now: options.now });
+      plan = planUpgrade(sidecarSet, [...current.values()], { now: clock });
       continue;
     }
     const notReadyTaken = apply(plan.upgrade);
@@ -86,7 +104,8 @@ export function simulateRollout(
       unavailable: plan.budget.unavailableAfter,
       notReadyTaken,
     });
-    plan = planUpgrade(sidecarSet, [...current.values()], { now: options.now });
+    clock = new Date(clock.getTime() + waveSeconds * 1000);
+    plan = planUpgrade(sidecarSet, [...current.values()], { now: clock });
   }
   const { end, message } = describeEnd(plan, waves.length >= limit && plan.upgrade.length > 0);
   return {
@@ -96,6 +115,7 @@ export function simulateRollout(
     initial,
     waves,
     final: plan.status,
+    touched: waves.reduce((n, w) => n + w.pods.length, 0),
     end,
     message,
     last: plan,
@@ -109,19 +129,28 @@ function isRunningAndReady(pod: Readonly<Pod>): boolean {
   );
 }
 
-/** The upgraded pod after the kubelet has restarted its sidecars and the pod is ready again. */
-function settle(pod: Readonly<Pod>, upgrade: PodFlip, now: Date): Pod {
+/**
+ * The upgraded pod after the kubelet has restarted its sidecars and the pod is ready again, or,
+ * when a sidecar's new image is one of `failing`, with that sidecar and the pod not ready.
+ */
+function settle(
+  pod: Readonly<Pod>,
+  upgrade: PodFlip,
+  now: Date,
+  failing: ReadonlySet<string>,
+): Pod {
   const next = applyPodUpgrade(pod, upgrade);
   const changed = new Set(upgrade.images.map((c) => c.container));
   const statuses = next.status?.containerStatuses ?? [];
   const byName = new Map(statuses.map((s) => [s.name, s]));
   const at = formatTimestamp(now);
+  const fails = upgrade.images.some((c) => failing.has(c.to));
   next.status = {
     ...next.status,
     phase: 'Running',
     conditions: [
       ...(next.status?.conditions ?? []).filter((c) => c.type !== 'Ready'),
-      { type: 'Ready', status: 'True', lastTransitionTime: at },
+      { type: 'Ready', status: fails ? 'False' : 'True', lastTransitionTime: at },
     ],
     containerStatuses: next.spec.containers.map((c) => {
       const s = byName.get(c.name);
@@ -132,7 +161,7 @@ function settle(pod: Readonly<Pod>, upgrade: PodFlip, now: Date): Pod {
         name: c.name,
         image,
         imageID: `simulated://${image}`,
-        ready: true,
+        ready: !failing.has(image),
         restartCount: (s?.restartCount ?? 0) + (s === undefined ? 0 : 1),
       };
     }),
@@ -149,6 +178,9 @@ function describeEnd(plan: UpgradePlan, limited: boolean): { end: SimulationEnd;
   if (plan.stopped === 'Complete')
     return { end: 'Complete', message: 'every matched pod is updated' };
   if (plan.stopped === 'Paused') return { end: 'Paused', message: 'updateStrategy.paused is true' };
+  if (plan.stopped === 'UnhealthyPods') {
+    return { end: 'UnhealthyPods', message: plan.health?.message ?? '' };
+  }
   if (plan.stopped === 'NotUpdate') {
     return { end: 'NotUpdate', message: 'updateStrategy.type is NotUpdate' };
   }

@@ -1,5 +1,6 @@
 /** The planner's result: what the controller patches this round, and why the rest waits. */
 import type { JsonPatchOperation } from '../patch.js';
+import type { RolloutHealth } from '../health/rollout-health.js';
 import type { SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
 
 export interface PodRef {
@@ -16,6 +17,8 @@ export const HOLD_REASONS = [
   /** updateStrategy.selector (canary) does not select the pod. */
   'NotSelected',
   'Paused',
+  /** Failed upgraded pods reached the threshold (src/core/health/). */
+  'UnhealthyPods',
   'NotUpdate',
   /** A sidecar's earlier in-place update is not applied by the kubelet yet. */
   'UpgradeInFlight',
@@ -104,7 +107,7 @@ export interface BudgetSummary {
 }
 
 /** Why the planner did nothing at all (UpdateSidecarSet's steps 3, 4 and 6). */
-export type StopReason = 'NotUpdate' | 'Paused' | 'Complete';
+export type StopReason = 'NotUpdate' | 'Paused' | 'UnhealthyPods' | 'Complete';
 
 export interface UpgradePlan {
   sidecarSet: string;
@@ -120,6 +123,8 @@ export interface UpgradePlan {
   status: UpgradeStatus;
   budget: BudgetSummary;
   stopped?: StopReason;
+  /** The upgraded pods' health (absent for NotUpdate); when it says pause, nothing is upgraded. */
+  health?: RolloutHealth;
 }
 
 export interface PlanOptions {

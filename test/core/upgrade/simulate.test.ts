@@ -70,4 +70,25 @@ describe('simulateRollout', () => {
     assert.equal(sim.end, 'Complete');
     assert.equal(sim.final.readyPods, 1);
   });
+
+  it('a failing image on 20 pods, maxUnavailable 50%: one wave of 10, then UnhealthyPods', () => {
+    const sim = simulateRollout(upgradeSidecarSet({ maxUnavailable: '50%' }), podFleet(20), {
+      now,
+      failImages: ['test-sidecar:v2'],
+    });
+    assert.deepEqual(
+      sim.waves.map((w) => w.pods.length),
+      [10],
+    );
+    assert.equal(sim.touched, 10);
+    assert.equal(sim.end, 'UnhealthyPods');
+    assert.equal(sim.last.held.length, 10);
+    assert.ok(sim.last.held.every((h) => h.reason === 'UnhealthyPods'));
+    const healthy = simulateRollout(upgradeSidecarSet({ maxUnavailable: '50%' }), podFleet(20), {
+      now,
+      failImages: ['another:1'],
+    });
+    assert.equal(healthy.end, 'Complete');
+    assert.equal(healthy.touched, 20);
+  });
 });

@@ -1,0 +1,120 @@
+/**
+ * The health of pods whose sidecars the controller upgraded in place (docs/adr/0012-health-gated-rollouts.md):
+ * healthy once every sidecar of the SidecarSet runs the new image and is ready, and the pod is
+ * Ready (when it was before the upgrade); failed when a sidecar restarted more than the tolerated
+ * number of times since the upgrade (crash loop), or when the progress deadline has passed since
+ * the upgrade and the pod is not healthy (never got there, or stopped being so). Judged from the
+ * pod's status and its sidecarset.dev/upgrade-baseline annotation alone.
+ */
+import type { Pod } from '../k8s-types.js';
+import type { SidecarSetContext } from '../upgrade/context.js';
+import { imagesEqual } from '../upgrade/image.js';
+import {
+  hasReadyCondition,
+  hotSlots,
+  isActivePod,
+  isStateConsistent,
+  isUpdated,
+  statusOf,
+  workingHotContainers,
+} from '../upgrade/pod-state.js';
+import type { HealthSettings } from './settings.js';
+import type { UpgradeBaseline } from './upgrade-baseline.js';
+import { UPGRADE_BASELINE, readUpgradeBaselines } from './upgrade-baseline.js';
+
+export const FAILURES = ['CrashLoop', 'ImageNotRunning', 'SidecarNotReady', 'PodNotReady'] as const;
+export type Failure = (typeof FAILURES)[number];
+
+export type PodHealth =
+  | { state: 'Healthy' | 'Progressing'; upgradedAt: Date }
+  | { state: 'Failed'; upgradedAt: Date; failure: Failure; message: string };
+
+/** The sidecar containers whose health counts, with the image each must run. */
+export function judgedContainers(
+  ctx: SidecarSetContext,
+  pod: Readonly<Pod>,
+): { name: string; image: string }[] {
+  const out = [...ctx.images].map(([name, image]) => ({ name, image }));
+  if (ctx.hot.length > 0) {
+    const working = workingHotContainers(pod);
+    for (const h of ctx.hot) out.push({ name: hotSlots(h, working).working, image: h.image });
+  }
+  return out;
+}
+
+/**
+ * The pod's health, or undefined when it is not judged: not upgraded in place by this SidecarSet
+ * to its current version, or no longer active (a pod being deleted or gone never counts).
+ */
+export function judgePod(
+  ctx: SidecarSetContext,
+  pod: Readonly<Pod>,
+  settings: HealthSettings,
+  now: Date,
+): PodHealth | undefined {
+  if (!isActivePod(pod) || !isUpdated(ctx, pod)) return undefined;
+  const raw = pod.metadata.annotations?.[UPGRADE_BASELINE];
+  if (raw === undefined) return undefined;
+  const baseline = readUpgradeBaselines(raw)[ctx.name];
+  if (baseline?.hash !== ctx.hash) return undefined;
+  return judgeUpgraded(ctx, pod, baseline, settings, now);
+}
+
+function judgeUpgraded(
+  ctx: SidecarSetContext,
+  pod: Readonly<Pod>,
+  baseline: UpgradeBaseline,
+  settings: HealthSettings,
+  now: Date,
+): PodHealth {
+  const upgradedAt = new Date(baseline.upgradedAt);
+  const statuses = pod.status?.containerStatuses ?? [];
+  const containers = judgedContainers(ctx, pod);
+  for (const { name } of containers) {
+    const restarts = restartsSince(statusOf(statuses, name)?.restartCount, baseline.restarts[name]);
+    if (restarts > settings.maxSidecarRestarts) {
+      const message = `sidecar ${name} restarted ${restarts} times since the upgrade (crash loop)`;
+      return { state: 'Failed', upgradedAt, failure: 'CrashLoop', message };
+    }
+  }
+  const problem = unhealthy(ctx, pod, containers, baseline.podReady);
+  if (problem === undefined) return { state: 'Healthy', upgradedAt };
+  const elapsed = (now.getTime() - upgradedAt.getTime()) / 1000;
+  if (elapsed < settings.progressDeadlineSeconds) return { state: 'Progressing', upgradedAt };
+  const message = `${problem.message} ${settings.progressDeadlineSeconds}s after the upgrade`;
+  return { state: 'Failed', upgradedAt, failure: problem.failure, message };
+}
+
+/**
+ * Restarts since the upgrade, not counting the restart that applied the new image (a kubelet
+ * restarts the container once to change its image).
+ */
+function restartsSince(now: number | undefined, before: number | undefined): number {
+  return Math.max(0, (now ?? 0) - (before ?? 0) - 1);
+}
+
+function unhealthy(
+  ctx: SidecarSetContext,
+  pod: Readonly<Pod>,
+  containers: readonly { name: string; image: string }[],
+  podWasReady: boolean,
+): { failure: Failure; message: string } | undefined {
+  const statuses = pod.status?.containerStatuses ?? [];
+  for (const { name, image } of containers) {
+    const status = statusOf(statuses, name);
+    const running =
+      status !== undefined &&
+      imagesEqual(status.image ?? '', image) &&
+      isStateConsistent(ctx, pod, name);
+    if (!running) {
+      return { failure: 'ImageNotRunning', message: `sidecar ${name} does not run ${image}` };
+    }
+    if (status.ready !== true) {
+      return { failure: 'SidecarNotReady', message: `sidecar ${name} is not ready` };
+    }
+  }
+  if (podWasReady && !hasReadyCondition(pod)) {
+    return { failure: 'PodNotReady', message: 'the pod is not Ready' };
+  }
+  return undefined;
+}

@@ -1,0 +1,96 @@
+/**
+ * Whether a rollout must pause because too many upgraded pods failed (docs/adr/0012-health-gated-rollouts.md).
+ * Pure: the same SidecarSet, pods and time give the same answer, in any process, so a new leader
+ * keeps the pause the old one found.
+ */
+import { compareStrings } from '../json.js';
+import type { Pod } from '../k8s-types.js';
+import { podNamespace } from '../match.js';
+import type { SidecarSetContext } from '../upgrade/context.js';
+import type { Failure } from './judge.js';
+import { judgePod } from './judge.js';
+import type { HealthSettings } from './settings.js';
+import { pauseThreshold } from './settings.js';
+
+export interface FailedPod {
+  namespace: string;
+  name: string;
+  failure: Failure;
+  message: string;
+  upgradedAt: Date;
+  /** Upgraded after the last resume: it counts toward the threshold. */
+  counts: boolean;
+}
+
+export interface RolloutHealth {
+  /** Upgraded pods judged (current version, still active). */
+  judged: number;
+  healthy: number;
+  progressing: number;
+  /** In namespace/name order. */
+  failed: FailedPod[];
+  /** Failed pods that pause the rollout. */
+  threshold: number;
+  /** Failed pods that count reach the threshold. */
+  pause: boolean;
+  /** For people: the pods that failed and why (empty when nothing failed). */
+  message: string;
+}
+
+/** Pods named in a message before "… and N more". */
+const NAMED_PODS = 5;
+
+export function rolloutHealth(
+  ctx: SidecarSetContext,
+  pods: readonly Readonly<Pod>[],
+  matched: number,
+  settings: HealthSettings,
+  now: Date,
+): RolloutHealth {
+  const health: RolloutHealth = {
+    judged: 0,
+    healthy: 0,
+    progressing: 0,
+    failed: [],
+    threshold: pauseThreshold(settings.unhealthyPodsToPause, matched),
+    pause: false,
+    message: '',
+  };
+  if (!settings.enabled) return health;
+  const resumedAt = settings.resumedAt?.getTime();
+  for (const pod of pods) {
+    const judged = judgePod(ctx, pod, settings, now);
+    if (judged === undefined) continue;
+    health.judged++;
+    if (judged.state !== 'Failed') {
+      if (judged.state === 'Healthy') health.healthy++;
+      else health.progressing++;
+    } else {
+      health.failed.push({
+        namespace: podNamespace(pod),
+        name: pod.metadata.name ?? '',
+        failure: judged.failure,
+        message: judged.message,
+        upgradedAt: judged.upgradedAt,
+        counts: resumedAt === undefined || judged.upgradedAt.getTime() >= resumedAt,
+      });
+    }
+  }
+  health.failed.sort(
+    (a, b) => compareStrings(a.namespace, b.namespace) || compareStrings(a.name, b.name),
+  );
+  const counted = health.failed.filter((f) => f.counts);
+  health.pause = counted.length >= health.threshold;
+  health.message = describe(counted, health.threshold);
+  return health;
+}
+
+function describe(counted: readonly FailedPod[], threshold: number): string {
+  if (counted.length === 0) return '';
+  const named = counted
+    .slice(0, NAMED_PODS)
+    .map((f) => `${f.namespace}/${f.name} (${f.message})`)
+    .join(', ');
+  const more = counted.length > NAMED_PODS ? ` and ${counted.length - NAMED_PODS} more` : '';
+  return `${counted.length} upgraded pod(s) failed (pause at ${threshold}): ${named}${more}`;
+}
