@@ -281,12 +281,9 @@ export function launchController(
   });
   return {
     ...controller,
-    // A stop() while start() waits for the caches lets start() resume and begin reconciling
-    // afterwards (src/controller/controller.ts): stop again once start() has returned.
     async stop(stopOptions) {
       await controller.stop(stopOptions);
       await starting;
-      await controller.stop(stopOptions);
     },
   };
 }

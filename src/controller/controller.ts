@@ -249,6 +249,7 @@ export function createController(options: ControllerOptions): Controller {
 
   let election: LeaderElection | undefined;
   let standalone: AbortController | undefined;
+  let stopped = false;
 
   return {
     async start() {
@@ -258,6 +259,8 @@ export function createController(options: ControllerOptions): Controller {
         podCache.start(),
         revisions.start(),
       ]);
+      // stop() while the caches were syncing: never begin to lead.
+      if (stopped) return;
       log.info({ pods: pods.size(), sidecarSets: sidecarSets.size() }, 'controller caches synced');
       const le = options.leaderElection;
       if (le === undefined) {
@@ -282,6 +285,7 @@ export function createController(options: ControllerOptions): Controller {
       });
     },
     async stop(stopOptions = {}) {
+      stopped = true;
       standalone?.abort();
       await election?.stop({ release: stopOptions.release ?? true });
       await queue?.shutdown({ drain: false });
