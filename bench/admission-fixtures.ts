@@ -1,7 +1,7 @@
 /**
  * The SidecarSets of the admission benchmarks (bench/admission.bench.ts over HTTPS,
- * bench/admission-core.bench.ts in process): the article's logtail, which matches the example pod,
- * and n - 1 others that select other apps.
+ * bench/admission-core.bench.ts in process): the article's logtail, which matches both example
+ * pods, and n - 1 others that select other apps.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,6 +9,12 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 
 export const EXAMPLES = new URL('../examples/', import.meta.url);
+
+/** A production pod of ~5 KB at CREATE, which the article's logtail matches. */
+export const REALISTIC_REVIEW = new URL(
+  '../test/fixtures/admission-review-realistic.json',
+  import.meta.url,
+);
 
 /** A SidecarSet for `app-<i>` pods: its own container and volume, so none conflicts. */
 export function otherSidecarSet(i: number): Record<string, unknown> {

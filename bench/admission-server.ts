@@ -1,14 +1,16 @@
 /**
  * The server side of bench/admission.bench.ts, run in a child process so that its CPU time is
  * measured apart from the load generator's. It serves either
- *   - `webhook <sidecarsets dir> <dev cert dir>`: the real webhook through `startServe` (files mode,
- *     development certificate, log level warn), or
- *   - `baseline <dev cert dir>`: a bare fastify HTTPS server (same certificate, same body limit)
- *     doing a naive one-sidecar injection answered with a fast-json-patch `compare` patch,
+ *   - `webhook <sidecarsets dir> <dev cert dir> <log level>`: the real webhook through
+ *     `startServe` (files mode, development certificate), logging to this process's stdout as in
+ *     production (a pipe the parent reads), or
+ *   - `baseline <dev cert dir>`: a bare fastify HTTPS server (same certificate, same TLS policy,
+ *     same body limit, no logger) doing a naive one-sidecar injection answered with a
+ *     fast-json-patch `compare` patch,
  * on 127.0.0.1 with a free port, then answers IPC messages: `cpu` (its process.cpuUsage()) and
  * `stop`.
  */
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 
 import jsonPatch from 'fast-json-patch';
 import { fastify } from 'fastify';
@@ -16,28 +18,19 @@ import { fastify } from 'fastify';
 import { startServe } from '../src/cli/serve.js';
 import { isPlainObject } from '../src/core/json.js';
 import type { Container, Pod, Volume } from '../src/core/k8s-types.js';
-import { BODY_LIMIT } from '../src/server/http-server.js';
+import { BODY_LIMIT, TLS_POLICY } from '../src/server/http-server.js';
 import { ensureDevCertificates, readTlsPair } from '../src/server/tls.js';
 
 export type ParentMessage = { type: 'cpu' } | { type: 'stop' };
 export type ChildMessage =
   | { type: 'ready'; url: string }
-  | { type: 'cpu'; micros: number; logLines: number }
+  | { type: 'cpu'; micros: number }
   | { type: 'failed'; message: string };
 
 interface Running {
   url: string;
   close(): Promise<void>;
 }
-
-/** Log lines the webhook wrote (at warn and above); discarded, only counted. */
-let logLines = 0;
-const logSink = new Writable({
-  write(chunk: Buffer, _encoding, callback) {
-    for (const byte of chunk) if (byte === 0x0a) logLines++;
-    callback();
-  },
-});
 
 /** The sidecar the baseline injects: the article's logtail container, and one volume. */
 const SIDECAR: Container = {
@@ -49,10 +42,10 @@ const SIDECAR: Container = {
 };
 const SIDECAR_VOLUME: Volume = { name: 'logtail-state', emptyDir: {} };
 
-function startWebhook(sidecarSets: string, devCertDir: string): Promise<Running> {
+function startWebhook(sidecarSets: string, devCertDir: string, logLevel: string): Promise<Running> {
   return startServe(
-    { sidecarsets: sidecarSets, port: 0, host: '127.0.0.1', logLevel: 'warn', devCertDir },
-    { stdin: Readable.from([]), stdout: logSink, stderr: process.stderr },
+    { sidecarsets: sidecarSets, port: 0, host: '127.0.0.1', logLevel, devCertDir },
+    { stdin: Readable.from([]), stdout: process.stdout, stderr: process.stderr },
   );
 }
 
@@ -72,7 +65,7 @@ async function startBaseline(devCertDir: string): Promise<Running> {
   const tls = await readTlsPair(dev.certFile, dev.keyFile);
   const app = fastify({
     bodyLimit: BODY_LIMIT,
-    https: { minVersion: 'TLSv1.2', cert: tls.cert, key: tls.key },
+    https: { ...TLS_POLICY, cert: tls.cert, key: tls.key },
   });
   app.post('/mutate-pods', async (request, reply) => {
     const review = parseReview(request.body);
@@ -101,13 +94,13 @@ function send(message: ChildMessage): void {
 }
 
 async function main(): Promise<void> {
-  const [mode, first = '', second = ''] = process.argv.slice(2);
+  const [mode, first = '', second = '', third = 'info'] = process.argv.slice(2);
   const running =
-    mode === 'webhook' ? await startWebhook(first, second) : await startBaseline(first);
+    mode === 'webhook' ? await startWebhook(first, second, third) : await startBaseline(first);
   process.on('message', (message: ParentMessage) => {
     if (message.type === 'cpu') {
       const { user, system } = process.cpuUsage();
-      send({ type: 'cpu', micros: user + system, logLines });
+      send({ type: 'cpu', micros: user + system });
     } else {
       void running.close().finally(() => process.exit(0));
     }
