@@ -23,6 +23,14 @@ function snapshotOf(sets: SidecarSet[]): InjectionSnapshot {
   };
 }
 
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 /** Throws with the schema's message when the pod is not a valid core/v1 Pod. */
 function assertValidPod(pod: Pod): void {
   new PodModel(
@@ -97,10 +105,15 @@ const SIDECAR_NAMES = ['proxy', 'log', 'agent', 'dns', 'istio'] as const;
 const ENV_NAMES = ['TZ', 'A', 'B', 'POD_NAME'] as const;
 const PATHS = ['/a', '/b', '/c', '/d', '/e'] as const;
 
-const envVar: fc.Arbitrary<EnvVar> = fc.record({
-  name: fc.constantFrom(...ENV_NAMES),
-  value: fc.stringMatching(/^[a-z0-9]{0,6}$/),
-});
+// Pods and SidecarSets reach injection parsed from JSON or YAML: every object has the plain
+// Object prototype (fast-check would also make null-prototype ones).
+const envVar: fc.Arbitrary<EnvVar> = fc.record(
+  {
+    name: fc.constantFrom(...ENV_NAMES),
+    value: fc.stringMatching(/^[a-z0-9]{0,6}$/),
+  },
+  { noNullPrototype: true },
+);
 
 const mounts = (volumes: readonly string[]): fc.Arbitrary<VolumeMount[]> =>
   fc.uniqueArray(
@@ -110,18 +123,21 @@ const mounts = (volumes: readonly string[]): fc.Arbitrary<VolumeMount[]> =>
         mountPath: fc.constantFrom(...PATHS),
         subPathExpr: fc.constant('logs/$(POD_NAME)/$(TZ)'),
       },
-      { requiredKeys: ['name', 'mountPath'] },
+      { requiredKeys: ['name', 'mountPath'], noNullPrototype: true },
     ),
     { selector: (m) => m.mountPath, maxLength: 3 },
   );
 
 const appContainer = (name: string): fc.Arbitrary<Container> =>
-  fc.record({
-    name: fc.constant(name),
-    image: fc.constant(`${name}:1`),
-    env: fc.array(envVar, { maxLength: 4 }),
-    volumeMounts: mounts(['pv1', 'pv2', 'sv1']),
-  });
+  fc.record(
+    {
+      name: fc.constant(name),
+      image: fc.constant(`${name}:1`),
+      env: fc.array(envVar, { maxLength: 4 }),
+      volumeMounts: mounts(['pv1', 'pv2', 'sv1']),
+    },
+    { noNullPrototype: true },
+  );
 
 const podArb: fc.Arbitrary<Pod> = fc
   .record({
@@ -240,6 +256,24 @@ describe('mutatePod properties', () => {
         assert.deepEqual(second.patch, []);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('never writes into the pod it is given, and shares only what it leaves alone', () => {
+    fc.assert(
+      fc.property(podArb, sidecarSetsArb, (pod, sets) => {
+        const copy = structuredClone(pod);
+        // A frozen object throws on any write (modules run in strict mode).
+        const result = mutatePod(
+          { operation: 'CREATE', pod: deepFreeze(pod) },
+          snapshotOf(sets),
+          env,
+        );
+        const fromCopy = mutatePod({ operation: 'CREATE', pod: copy }, snapshotOf(sets), env);
+        assert.deepEqual(result, fromCopy);
+        assert.deepEqual(pod, copy);
+      }),
+      { numRuns: 200 },
     );
   });
 
