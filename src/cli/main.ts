@@ -20,7 +20,7 @@ import type { Io } from './io.js';
 import { quietOnClosedPipe, UsageError } from './io.js';
 import type { ServeOptions } from './serve.js';
 import { DEFAULT_SERVER_LIMITS } from '../server/http-server.js';
-import { VERSION } from './version.js';
+import { VERSION } from '../version.js';
 
 export type { Io } from './io.js';
 

@@ -2,7 +2,7 @@
 import type { Registry } from 'prom-client';
 import { Gauge, collectDefaultMetrics } from 'prom-client';
 
-import { VERSION } from '../cli/version.js';
+import { VERSION } from '../version.js';
 
 export function registerProcessMetrics(registry: Registry): void {
   // No prefix: process_cpu_seconds_total, nodejs_eventloop_lag_seconds... keep the names every

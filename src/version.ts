@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * The version in package.json, read once: it is two directories up from src/cli/ (under tsx)
- * and from dist/cli/ (built) alike.
+ * The version in package.json, read once: it is one directory up from src/ (under tsx) and from
+ * dist/ (built) alike. Shared by the CLI (--version) and the metrics (sidecarset_build_info).
  */
 export const VERSION = readVersion();
 
 function readVersion(): string {
   const pkg: unknown = JSON.parse(
-    readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+    readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
   );
   const version =
     typeof pkg === 'object' && pkg !== null ? (pkg as { version?: unknown }).version : undefined;
