@@ -182,7 +182,7 @@ describe('sidecarset completion', () => {
     for (const command of ['inject', 'validate', 'plan', 'serve', 'controller', 'completion']) {
       assert.match(run.stdout, new RegExp(`^    ${command}\\)$`, 'm'));
     }
-    assert.match(run.stdout, /"--sidecarsets --pods -o --output --simulate -h --help"/);
+    assert.match(run.stdout, /"--sidecarsets --pods -o --output --simulate --fail-image -h --help"/);
     assert.match(run.stdout, /-o\|--output\) COMPREPLY=\(\$\(compgen -W "table json yaml"/);
     assert.match(run.stdout, /complete -o default -F _sidecarset sidecarset/);
   });
