@@ -26,6 +26,7 @@ import { registerHealthRoutes, sendStatus, statusBody } from './health-routes.js
 import type { ServerLimits } from './http-server.js';
 import { BODY_LIMIT, DEFAULT_SERVER_LIMITS, limitedServerFactory } from './http-server.js';
 import { limitMetricsOf } from './limit-metrics.js';
+import { writeLinesTogether } from './log-batching.js';
 import type { WebhookMetrics } from './metrics.js';
 
 export interface AppDeps {
@@ -92,6 +93,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   registerHealthRoutes(app, webhookHealth(deps.source, deps.metrics));
 
+  // Admission lines of one event-loop turn reach the log in one write (log-batching.ts).
+  const batchLogLines = writeLinesTogether(deps.logger);
   const admission = (endpoint: string, decide: Decide): void => {
     app.post(`/${endpoint}`, async (request, reply) => {
       const started = process.hrtime.bigint();
@@ -118,6 +121,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       // (request.log is a child of deps.logger, at its level: no route sets a logLevel.)
       const level = outcome.level ?? 'info';
       if (deps.logger.isLevelEnabled(level)) {
+        batchLogLines();
         request.log.child({ uid: admissionRequest.uid })[level](
           {
             endpoint,
