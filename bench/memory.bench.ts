@@ -25,7 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { injectPod } from '../src/core/inject/inject.js';
 import type { Pod } from '../src/core/k8s-types.js';
-import { withHashes } from '../src/core/sidecarset-admission.js';
+import { withHashes } from '../src/core/hash.js';
 import type { SidecarSet } from '../src/core/sidecarset-types.js';
 import type { JsonObject } from '../test/fake-apiserver/index.js';
 import { PODS, SIDECARSETS, startFakeApiServer } from '../test/fake-apiserver/index.js';

@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 
 import { stringify } from 'yaml';
 
-import { withHashes } from '../src/core/sidecarset-admission.js';
+import { withHashes } from '../src/core/hash.js';
 import type { SidecarSet } from '../src/core/sidecarset-types.js';
 import { readManifests } from '../src/io/documents.js';
 import { grayReleasePods } from '../test/fixtures/plan/gray-release-pods.js';

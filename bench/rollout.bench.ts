@@ -44,7 +44,7 @@ import {
 import { injectPod } from '../src/core/inject/inject.js';
 import { scaleMaxUnavailable } from '../src/core/upgrade/intstr.js';
 import type { Pod } from '../src/core/k8s-types.js';
-import { withHashes } from '../src/core/sidecarset-admission.js';
+import { withHashes } from '../src/core/hash.js';
 import type { SidecarSet } from '../src/core/sidecarset-types.js';
 import { shareKeepAliveAgent } from '../src/k8s/keep-alive.js';
 import { approximateBytes, slimPod } from '../src/k8s/slim-pod.js';

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { SIDECARSET_HASH } from '../core/annotations.js';
 import type { Pod } from '../core/k8s-types.js';
 import type { NamespaceLabels } from '../core/match.js';
-import { withHashes } from '../core/sidecarset-admission.js';
+import { withHashes } from '../core/hash.js';
 import type { SidecarSet, SidecarSetStatus } from '../core/sidecarset-types.js';
 import { buildPodFlip, buildPodUpgrade } from '../core/upgrade/change.js';
 import type { SidecarSetContext } from '../core/upgrade/context.js';

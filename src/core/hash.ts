@@ -77,3 +77,21 @@ export function applySidecarSetAdmission(ss: Readonly<SidecarSet>): SidecarSet {
   };
   return out;
 }
+
+/**
+ * A SidecarSet as a cluster stores it: defaulted, with both hash annotations, kept when both are
+ * present (computed by the webhook that admitted it) and computed otherwise. For SidecarSets read
+ * from files or a cache, not for admission (applySidecarSetAdmission recomputes them).
+ */
+export function withHashes(input: SidecarSet): SidecarSet {
+  const ss = defaultSidecarSet(input);
+  const annotations = { ...ss.metadata.annotations };
+  if (
+    annotations[SIDECARSET_HASH] === undefined ||
+    annotations[SIDECARSET_HASH_WITHOUT_IMAGE] === undefined
+  ) {
+    annotations[SIDECARSET_HASH] = computeSidecarSetHash(ss.spec);
+    annotations[SIDECARSET_HASH_WITHOUT_IMAGE] = computeSidecarSetHashWithoutImage(ss.spec);
+  }
+  return { ...ss, metadata: { ...ss.metadata, annotations } };
+}

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 
 import type { Pod } from '../../src/core/k8s-types.js';
-import { withHashes } from '../../src/core/sidecarset-admission.js';
+import { withHashes } from '../../src/core/hash.js';
 import type { SidecarSet } from '../../src/core/sidecarset-types.js';
 import { readManifests } from '../../src/io/documents.js';
 import { grayReleasePods } from '../fixtures/plan/gray-release-pods.js';

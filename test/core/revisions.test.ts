@@ -6,7 +6,7 @@ import {
   SIDECARSET_HASH,
   SIDECARSET_NAME_LABEL,
 } from '../../src/core/annotations.js';
-import { safeEncodeString } from '../../src/core/hash.js';
+import { safeEncodeString, withHashes } from '../../src/core/hash.js';
 import type { Pod } from '../../src/core/k8s-types.js';
 import type { RevisionPlan, StoredRevision } from '../../src/core/revisions/history.js';
 import {
@@ -21,7 +21,6 @@ import {
   toSidecarSetRevision,
   truncateHistory,
 } from '../../src/core/revisions/history.js';
-import { withHashes } from '../../src/core/sidecarset-admission.js';
 import type { SidecarSet } from '../../src/core/sidecarset-types.js';
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);

@@ -12,7 +12,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 
 import type { Pod } from '../../src/core/k8s-types.js';
-import { withHashes } from '../../src/core/sidecarset-admission.js';
+import { withHashes } from '../../src/core/hash.js';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../src/core/sidecarset-types.js';
 import { buildPodUpgrade } from '../../src/core/upgrade/change.js';
 import { sidecarSetContext } from '../../src/core/upgrade/context.js';

@@ -1,14 +1,13 @@
 /**
- * What the SidecarSet admission webhooks do to a SidecarSet (defaults, hash annotations,
- * validation), applied to SidecarSets read from files so that `sidecarset inject` and the
- * webhook in files mode see exactly what a cluster would store.
+ * SidecarSets read from files, checked as the SidecarSet admission webhooks would check them
+ * (schema, rules, conflicts with each other) and given what they would add (defaults, hash
+ * annotations), so that `sidecarset inject` and the webhook in files mode see exactly what a
+ * cluster would store.
  */
-import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from './annotations.js';
-import { defaultSidecarSet } from './defaults.js';
-import { computeSidecarSetHash, computeSidecarSetHashWithoutImage } from './hash.js';
-import type { SidecarSet } from './sidecarset-types.js';
-import type { FieldError } from './validation/field-error.js';
-import { validateSidecarSet, validateSidecarSetSchema } from './validation/sidecarset.js';
+import { withHashes } from '../hash.js';
+import type { SidecarSet } from '../sidecarset-types.js';
+import type { FieldError } from './field-error.js';
+import { validateSidecarSet, validateSidecarSetSchema } from './sidecarset.js';
 
 export interface SourcedObject {
   source: string;
@@ -62,20 +61,6 @@ export function prepareSidecarSets(docs: readonly SourcedObject[]): PreparedSide
     else sidecarSets.push(sidecarSet);
   }
   return { sidecarSets, problems };
-}
-
-/** Defaults, then the hash annotations: kept when both are present, computed otherwise. */
-export function withHashes(input: SidecarSet): SidecarSet {
-  const ss = defaultSidecarSet(input);
-  const annotations = { ...ss.metadata.annotations };
-  if (
-    annotations[SIDECARSET_HASH] === undefined ||
-    annotations[SIDECARSET_HASH_WITHOUT_IMAGE] === undefined
-  ) {
-    annotations[SIDECARSET_HASH] = computeSidecarSetHash(ss.spec);
-    annotations[SIDECARSET_HASH_WITHOUT_IMAGE] = computeSidecarSetHashWithoutImage(ss.spec);
-  }
-  return { ...ss, metadata: { ...ss.metadata, annotations } };
 }
 
 /**
