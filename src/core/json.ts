@@ -9,6 +9,17 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The JSON object in an annotation value; undefined when it is absent or is not one. */
+export function readJsonObject(value: string | undefined): Record<string, unknown> | undefined {
+  if (value === undefined || value === '') return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return isPlainObject(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A deep copy of a JSON-like value: arrays and plain objects are copied, primitives returned as
  * they are. It does what structuredClone does for such values (keys in the same order, keys whose

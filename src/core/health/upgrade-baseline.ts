@@ -6,7 +6,7 @@
  *
  *   {"logtail":{"hash":"…","upgradedAt":"2026-01-01T00:00:00Z","podReady":true,"restarts":{"logtail":0}}}
  */
-import { isPlainObject } from '../json.js';
+import { isPlainObject, readJsonObject } from '../json.js';
 import type { Pod } from '../k8s-types.js';
 import { formatTimestamp } from '../pod-hash-annotation.js';
 
@@ -25,16 +25,8 @@ export interface UpgradeBaseline {
 
 /** Every SidecarSet's entry; a value that does not parse (or a bad entry) counts as absent. */
 export function readUpgradeBaselines(value: string | undefined): Record<string, UpgradeBaseline> {
-  if (value === undefined || value === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    return {};
-  }
-  if (!isPlainObject(parsed)) return {};
   const out: Record<string, UpgradeBaseline> = {};
-  for (const [name, entry] of Object.entries(parsed)) {
+  for (const [name, entry] of Object.entries(readJsonObject(value) ?? {})) {
     const baseline = readEntry(entry);
     if (baseline !== undefined) out[name] = baseline;
   }

@@ -1,4 +1,5 @@
 /** Builds the containers one SidecarSet injects into one pod (OpenKruise buildSidecars, pkg/webhook/pod/mutating/sidecarset.go). */
+import { versionAltAnnotation, versionAnnotation } from '../annotations.js';
 import type { JsonObject } from '../json.js';
 import { cloneJson } from '../json.js';
 import type { Container, EnvVar, LocalObjectReference, Pod, Volume } from '../k8s-types.js';
@@ -138,13 +139,11 @@ function referencedVolumes(sc: SidecarContainer, ss: SidecarSet, warnings: strin
 }
 
 function hotUpgradeVersionEnv(containerName: string): EnvVar[] {
-  const ref = (prefix: string): JsonObject => ({
-    fieldRef: {
-      fieldPath: `metadata.annotations['${prefix}.sidecarset.kruise.io/${containerName}']`,
-    },
+  const ref = (key: string): JsonObject => ({
+    fieldRef: { fieldPath: `metadata.annotations['${key}']` },
   });
   return [
-    { name: 'SIDECARSET_VERSION', valueFrom: ref('version') },
-    { name: 'SIDECARSET_VERSION_ALT', valueFrom: ref('versionalt') },
+    { name: 'SIDECARSET_VERSION', valueFrom: ref(versionAnnotation(containerName)) },
+    { name: 'SIDECARSET_VERSION_ALT', valueFrom: ref(versionAltAnnotation(containerName)) },
   ];
 }

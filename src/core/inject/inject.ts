@@ -8,8 +8,12 @@ import {
   SIDECARSET_HASH,
   SIDECARSET_HASH_WITHOUT_IMAGE,
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
+  versionAltAnnotation,
+  versionAnnotation,
 } from '../annotations.js';
-import { compareStrings, isPlainObject, sortedJson } from '../json.js';
+import type { WorkingSlots } from '../hot-upgrade-annotation.js';
+import { formatWorkingSlots, readWorkingSlots } from '../hot-upgrade-annotation.js';
+import { compareStrings } from '../json.js';
 import type { Pod } from '../k8s-types.js';
 import type { SidecarSet } from '../sidecarset-types.js';
 import type { BuiltSidecarSet } from './build.js';
@@ -159,28 +163,19 @@ function recordHotUpgrade(
   annotations: Record<string, string>,
   built: readonly BuiltSidecarSet[],
 ): void {
-  const working: Record<string, unknown> = {};
+  const working: WorkingSlots = {};
   for (const b of built) Object.assign(working, b.hotUpgrade);
-  const names = Object.values(working);
-  if (names.length === 0) return;
-  const existing = parseObject(annotations[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER]);
-  annotations[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER] = sortedJson({ ...existing, ...working });
-  for (const b of built) {
-    for (const sidecar of Object.keys(b.hotUpgrade)) {
-      annotations[`version.sidecarset.kruise.io/${sidecar}-1`] = '1';
-      annotations[`versionalt.sidecarset.kruise.io/${sidecar}-1`] = '0';
-      annotations[`version.sidecarset.kruise.io/${sidecar}-2`] = '0';
-      annotations[`versionalt.sidecarset.kruise.io/${sidecar}-2`] = '1';
-    }
-  }
-}
-
-function parseObject(value: string | undefined): Record<string, unknown> {
-  if (value === undefined || value === '') return {};
-  try {
-    const parsed: unknown = JSON.parse(value);
-    return isPlainObject(parsed) ? parsed : {};
-  } catch {
-    return {};
+  if (Object.keys(working).length === 0) return;
+  const existing = readWorkingSlots(annotations[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER]);
+  annotations[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER] = formatWorkingSlots({
+    ...existing,
+    ...working,
+  });
+  // Slot 1 works and runs version 1; slot 2 idles on the empty image (OpenKruise's injector).
+  for (const sidecar of Object.keys(working)) {
+    annotations[versionAnnotation(`${sidecar}-1`)] = '1';
+    annotations[versionAltAnnotation(`${sidecar}-1`)] = '0';
+    annotations[versionAnnotation(`${sidecar}-2`)] = '0';
+    annotations[versionAltAnnotation(`${sidecar}-2`)] = '1';
   }
 }

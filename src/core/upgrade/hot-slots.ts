@@ -10,7 +10,7 @@ import {
   versionAltAnnotation,
   versionAnnotation,
 } from '../annotations.js';
-import { sortedJson } from '../json.js';
+import { formatWorkingSlots } from '../hot-upgrade-annotation.js';
 import type { Pod } from '../k8s-types.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
 import {
@@ -82,8 +82,8 @@ export function hotUpgradeChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): S
     annotations[versionAltAnnotation(slot)] = before[versionAnnotation(other)] ?? '';
     annotations[versionAltAnnotation(other)] = ctx.resourceVersion;
   }
-  // As the injector writes it: Go's encoding of map[string]string.
-  if (images.length > 0) annotations[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER] = sortedJson(working);
+  if (images.length > 0)
+    annotations[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER] = formatWorkingSlots(working);
   return { images, annotations };
 }
 

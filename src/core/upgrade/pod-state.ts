@@ -9,7 +9,8 @@ import {
   SIDECARSET_INPLACE_UPDATE_STATE,
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
 } from '../annotations.js';
-import { isPlainObject } from '../json.js';
+import type { WorkingSlots } from '../hot-upgrade-annotation.js';
+import { readWorkingSlots } from '../hot-upgrade-annotation.js';
 import type { ContainerStatus, Pod, PodCondition } from '../k8s-types.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
 import { imagesEqual, isDigestImage, stripImageIdScheme } from './image.js';
@@ -70,18 +71,8 @@ export function hasEverySidecar(ctx: SidecarSetContext, pod: PodReadView): boole
 }
 
 /** kruise.io/sidecarset-working-hotupgrade-container: sidecar name → its working slot. */
-export function workingHotContainers(pod: PodReadView): Record<string, string> {
-  const raw = pod.metadata.annotations?.[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER];
-  if (raw === undefined) return {};
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    if (!isPlainObject(parsed)) return {};
-    const out: Record<string, string> = {};
-    for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') out[k] = v;
-    return out;
-  } catch {
-    return {};
-  }
+export function workingHotContainers(pod: PodReadView): WorkingSlots {
+  return readWorkingSlots(pod.metadata.annotations?.[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER]);
 }
 
 /** IsPodSidecarUpdated: the hash the pod records for this SidecarSet is the SidecarSet's hash. */
