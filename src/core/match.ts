@@ -30,10 +30,20 @@ export function matchSidecarSet(
   namespace: string,
   namespaces: NamespaceLabels,
 ): MatchResult {
-  const spec = sidecarSet.spec;
-  if (spec.injectionStrategy?.paused === true) {
+  if (sidecarSet.spec.injectionStrategy?.paused === true) {
     return { matched: false, reason: 'injectionStrategy.paused is true' };
   }
+  const inNamespace = matchNamespace(sidecarSet, namespace, namespaces);
+  return inNamespace.matched ? matchSelector(sidecarSet, pod) : inNamespace;
+}
+
+/** The namespace rules alone: spec.namespace, then namespaceSelector. */
+export function matchNamespace(
+  sidecarSet: SidecarSet,
+  namespace: string,
+  namespaces: NamespaceLabels,
+): MatchResult {
+  const spec = sidecarSet.spec;
   if (spec.namespace && spec.namespace !== namespace) {
     return {
       matched: false,
@@ -52,10 +62,16 @@ export function matchSidecarSet(
       };
     }
   }
-  if (spec.selector === undefined || isEmptySelector(spec.selector)) {
+  return MATCHED;
+}
+
+/** spec.selector alone: an empty selector matches no pod. */
+export function matchSelector(sidecarSet: SidecarSet, pod: Pick<Pod, 'metadata'>): MatchResult {
+  const selector = sidecarSet.spec.selector;
+  if (selector === undefined || isEmptySelector(selector)) {
     return { matched: false, reason: 'spec.selector is empty, which matches no pod' };
   }
-  if (!selectorMatches(spec.selector, pod.metadata.labels ?? {})) {
+  if (!selectorMatches(selector, pod.metadata.labels ?? {})) {
     return { matched: false, reason: "spec.selector does not match the pod's labels" };
   }
   return MATCHED;
