@@ -48,9 +48,43 @@ function requirementHolds(req: LabelSelectorRequirement, labels: Labels): boolea
     case 'DoesNotExist':
       return !present;
     default:
-      throw new SidecarSetError(
-        'SI_ERR_INVALID_SELECTOR',
-        `label selector operator "${req.operator}" is not supported (key "${req.key}")`,
-      );
+      throw unsupportedOperator(req);
   }
+}
+
+function unsupportedOperator(req: LabelSelectorRequirement): SidecarSetError {
+  return new SidecarSetError(
+    'SI_ERR_INVALID_SELECTOR',
+    `label selector operator "${req.operator}" is not supported (key "${req.key}")`,
+  );
+}
+
+/**
+ * The selector in the API's string form (`app=web,tier in (a,b),!canary`), for a list request's
+ * labelSelector: the server then sends only the pods the selector can match. Undefined for an
+ * empty selector, which OpenKruise's matcher takes as matching nothing and the API as everything.
+ */
+export function selectorString(selector: LabelSelector | undefined): string | undefined {
+  if (selector === undefined || isEmptySelector(selector)) return undefined;
+  const parts = Object.entries(selector.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
+  for (const req of selector.matchExpressions ?? []) {
+    const values = `(${(req.values ?? []).join(',')})`;
+    switch (req.operator) {
+      case 'In':
+        parts.push(`${req.key} in ${values}`);
+        break;
+      case 'NotIn':
+        parts.push(`${req.key} notin ${values}`);
+        break;
+      case 'Exists':
+        parts.push(req.key);
+        break;
+      case 'DoesNotExist':
+        parts.push(`!${req.key}`);
+        break;
+      default:
+        throw unsupportedOperator(req);
+    }
+  }
+  return parts.join(',');
 }
