@@ -21,6 +21,8 @@ interface CommandInfo {
   flags: FlagInfo[];
   /** Choices of the first positional argument, if it has any. */
   argument?: readonly string[];
+  /** Its own commands (`rollout status`, ...), completed after it. */
+  subcommands: CommandInfo[];
 }
 
 export function completionScript(program: Command, shell: Shell): string {
@@ -38,6 +40,7 @@ function describeCommand(command: Command): CommandInfo {
     description: command.description(),
     flags,
     ...(argument === undefined ? {} : { argument }),
+    subcommands: command.commands.map(describeCommand),
   };
 }
 
@@ -50,28 +53,10 @@ function describeFlag(option: Option): FlagInfo {
 
 function bashScript(name: string, commands: readonly CommandInfo[]): string {
   const fn = `_${name.replace(/\W/g, '_')}`;
-  const cases = commands.map((c) => {
-    const valueCases = c.flags
-      .filter((f) => f.values !== undefined)
-      .map((f) => {
-        const reply =
-          f.values !== undefined && f.values.length > 0
-            ? `COMPREPLY=($(compgen -W "${f.values.join(' ')}" -- "$cur"))`
-            : 'COMPREPLY=()';
-        return `        ${f.names.join('|')}) ${reply}; return ;;`;
-      });
-    const words = [...c.flags.flatMap((f) => f.names), ...(c.argument ?? [])].join(' ');
-    return [
-      `    ${c.name})`,
-      ...(valueCases.length > 0 ? ['      case "$prev" in', ...valueCases, '      esac'] : []),
-      `      COMPREPLY=($(compgen -W "${words}" -- "$cur"))`,
-      '      ;;',
-    ].join('\n');
-  });
   return `# bash completion for ${name}: source it, or install it as
 # /usr/share/bash-completion/completions/${name}
 ${fn}() {
-  local cur prev cmd i
+  local cur prev cmd sub i j
   cur="\${COMP_WORDS[COMP_CWORD]}"
   prev="\${COMP_WORDS[COMP_CWORD-1]}"
   cmd=""
@@ -85,7 +70,7 @@ ${fn}() {
     "")
       COMPREPLY=($(compgen -W "${commands.map((c) => c.name).join(' ')} -h --help -V --version" -- "$cur"))
       ;;
-${cases.join('\n')}
+${commands.map((c) => bashCase(c, '    ')).join('\n')}
   esac
 }
 # With no reply (a flag that takes a path), bash completes file names.
@@ -93,32 +78,53 @@ complete -o default -F ${fn} ${name}
 `;
 }
 
+/** The case arm of one command; a command with commands of its own finds which one first. */
+function bashCase(c: CommandInfo, indent: string): string {
+  if (c.subcommands.length > 0) {
+    return [
+      `${indent}${c.name})`,
+      `${indent}  sub=""`,
+      `${indent}  for ((j = i + 1; j < COMP_CWORD; j++)); do`,
+      `${indent}    case "\${COMP_WORDS[j]}" in`,
+      `${indent}      -*) ;;`,
+      `${indent}      *) sub="\${COMP_WORDS[j]}"; break ;;`,
+      `${indent}    esac`,
+      `${indent}  done`,
+      `${indent}  case "$sub" in`,
+      `${indent}    "")`,
+      `${indent}      COMPREPLY=($(compgen -W "${c.subcommands.map((s) => s.name).join(' ')} -h --help" -- "$cur"))`,
+      `${indent}      ;;`,
+      ...c.subcommands.map((s) => bashCase(s, `${indent}    `)),
+      `${indent}  esac`,
+      `${indent}  ;;`,
+    ].join('\n');
+  }
+  const valueCases = c.flags
+    .filter((f) => f.values !== undefined)
+    .map((f) => {
+      const reply =
+        f.values !== undefined && f.values.length > 0
+          ? `COMPREPLY=($(compgen -W "${f.values.join(' ')}" -- "$cur"))`
+          : 'COMPREPLY=()';
+      return `${indent}    ${f.names.join('|')}) ${reply}; return ;;`;
+    });
+  const words = [...c.flags.flatMap((f) => f.names), ...(c.argument ?? [])].join(' ');
+  return [
+    `${indent}${c.name})`,
+    ...(valueCases.length > 0
+      ? [`${indent}  case "$prev" in`, ...valueCases, `${indent}  esac`]
+      : []),
+    `${indent}  COMPREPLY=($(compgen -W "${words}" -- "$cur"))`,
+    `${indent}  ;;`,
+  ].join('\n');
+}
+
 function zshScript(name: string, commands: readonly CommandInfo[]): string {
   const fn = `_${name.replace(/\W/g, '_')}`;
-  // _describe splits an item at its first colon; only _arguments specs need [ ] : escaped.
-  const list = commands.map((c) => `    '${c.name}:${zshQuote(c.description)}'`);
-  const cases = commands.map((c) => {
-    const specs = c.flags.map((f) => `        ${zshFlagSpec(f)}`);
-    if (c.argument !== undefined) specs.push(`        '1:argument:(${c.argument.join(' ')})'`);
-    return [`    ${c.name})`, '      _arguments -s \\', specs.join(' \\\n'), '      ;;'].join('\n');
-  });
   return `#compdef ${name}
 # zsh completion for ${name}: source it, or save it as _${name} in a directory of $fpath
 ${fn}() {
-  local -a commands
-  commands=(
-${list.join('\n')}
-  )
-  if (( CURRENT == 2 )); then
-    _describe -t commands '${name} command' commands
-    return
-  fi
-  local cmd=\${words[2]}
-  shift words
-  (( CURRENT-- ))
-  case $cmd in
-${cases.join('\n')}
-  esac
+${zshDispatch(name, commands, '  ')}
 }
 if [[ \${funcstack[1]} == ${fn} ]]; then
   ${fn} "$@"
@@ -126,6 +132,49 @@ else
   compdef ${fn} ${name}
 fi
 `;
+}
+
+/**
+ * Completes a command word among `commands`, or, past it, that command's flags (or its own
+ * commands, the same way one level down).
+ */
+function zshDispatch(what: string, commands: readonly CommandInfo[], indent: string): string {
+  // _describe splits an item at its first colon; only _arguments specs need [ ] : escaped.
+  const list = commands.map((c) => `${indent}  '${c.name}:${zshQuote(c.description)}'`);
+  const cases = commands.map((c) => {
+    if (c.subcommands.length > 0) {
+      return [
+        `${indent}  ${c.name})`,
+        zshDispatch(`${what} ${c.name}`, c.subcommands, `${indent}    `),
+        `${indent}    ;;`,
+      ].join('\n');
+    }
+    const specs = c.flags.map((f) => `${indent}      ${zshFlagSpec(f)}`);
+    if (c.argument !== undefined)
+      specs.push(`${indent}      '1:argument:(${c.argument.join(' ')})'`);
+    return [
+      `${indent}  ${c.name})`,
+      `${indent}    _arguments -s \\`,
+      specs.join(' \\\n'),
+      `${indent}    ;;`,
+    ].join('\n');
+  });
+  return [
+    `${indent}local -a commands`,
+    `${indent}commands=(`,
+    ...list,
+    `${indent})`,
+    `${indent}if (( CURRENT == 2 )); then`,
+    `${indent}  _describe -t commands '${what} command' commands`,
+    `${indent}  return`,
+    `${indent}fi`,
+    `${indent}local cmd=\${words[2]}`,
+    `${indent}shift words`,
+    `${indent}(( CURRENT-- ))`,
+    `${indent}case $cmd in`,
+    ...cases,
+    `${indent}esac`,
+  ].join('\n');
 }
 
 function zshFlagSpec(flag: FlagInfo): string {

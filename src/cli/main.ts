@@ -1,9 +1,10 @@
 /** The `sidecarset` command line. No side effects here beyond the streams passed in. */
-import { Argument, Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 
 import { SidecarSetError } from '../core/errors.js';
 import type { Shell } from './completion.js';
 import { completionScript, SHELLS } from './completion.js';
+import type { CheckInjectOptions } from './check-inject.js';
 import type { ControllerCommandOptions } from './controller.js';
 import {
   DEFAULT_CONTROLLER_FLAGS,
@@ -18,7 +19,11 @@ import {
 import type { ControllerFlags } from './flags.js';
 import type { Io } from './io.js';
 import { quietOnClosedPipe, UsageError } from './io.js';
+import type { PlanCommandOptions } from './plan.js';
+import type { HistoryOptions, StatusOptions, UndoOptions } from './rollout.js';
 import type { ServeOptions } from './serve.js';
+import type { ClusterFlags } from '../k8s/cli-client.js';
+import { ClusterError } from '../k8s/cluster-error.js';
 import { DEFAULT_SERVER_LIMITS } from '../server/http-server.js';
 import { VERSION } from '../version.js';
 
@@ -81,42 +86,123 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
       exitCode = await runValidate(opts, io);
     });
 
-  program
-    .command('plan')
-    .description('show the next in-place sidecar upgrade round; --simulate plays the whole rollout')
-    .requiredOption('--sidecarsets <path>', SIDECARSETS_HELP)
-    .requiredOption(
-      '--pods <path>',
-      'Pods: a file, a directory (YAML, JSON, v1 List), or - for stdin',
-    )
-    .addOption(
-      new Option('-o, --output <format>', 'output format')
-        .choices(['table', 'json', 'yaml'])
-        .default('table'),
-    )
-    .option(
-      '--simulate',
-      'play the rollout forward wave by wave, assuming upgraded pods become ready',
-      false,
-    )
-    .option(
-      '--fail-image <image>',
-      'with --simulate: sidecars on this image never become ready (repeatable); shows where the health gate pauses',
-      (value: string, previous: string[]) => [...previous, value],
-      [] as string[],
-    )
-    .action(
-      async (opts: {
-        sidecarsets: string;
-        pods: string;
-        output: 'json' | 'table' | 'yaml';
-        simulate: boolean;
-        failImage: string[];
-      }) => {
-        const { runPlan } = await import('./plan.js');
-        exitCode = await runPlan(opts, io, now());
-      },
-    );
+  addClusterOptions(
+    program
+      .command('plan')
+      .description(
+        'show the next in-place sidecar upgrade round; --simulate plays the whole rollout',
+      )
+      .argument('[name]', 'a SidecarSet in the cluster, planned with its live pods')
+      .option('--sidecarsets <path>', `offline: ${SIDECARSETS_HELP}`)
+      .option(
+        '--pods <path>',
+        'offline: Pods: a file, a directory (YAML, JSON, v1 List), or - for stdin',
+      )
+      .addOption(outputOption())
+      .option(
+        '--simulate',
+        'play the rollout forward wave by wave, assuming upgraded pods become ready',
+        false,
+      )
+      .option(
+        '--fail-image <image>',
+        'with --simulate: sidecars on this image never become ready (repeatable); shows where the health gate pauses',
+        (value: string, previous: string[]) => [...previous, value],
+        [] as string[],
+      ),
+  ).action(async (name: string | undefined, opts: Omit<PlanCommandOptions, 'name'>) => {
+    const { runPlan } = await import('./plan.js');
+    exitCode = await runPlan({ ...opts, ...(name === undefined ? {} : { name }) }, io, now());
+  });
+
+  const rollout = program
+    .command('rollout')
+    .description("manage a SidecarSet's in-place rollout in the cluster (like kubectl rollout)");
+  addClusterOptions(
+    rollout
+      .command('status')
+      .description('show the rollout: progress, and the pods held back and why')
+      .argument('<name>', 'the SidecarSet')
+      .option('-w, --watch', 'follow the rollout until it is done', false)
+      .addOption(
+        new Option('--timeout <seconds>', 'with -w: give up after this long (0: never)')
+          .argParser(parseNonNegative)
+          .default(0),
+      )
+      .addOption(outputOption()),
+  ).action(async (name: string, opts: StatusOptions) => {
+    const { runRolloutStatus } = await import('./rollout.js');
+    exitCode = await runRolloutStatus(name, opts, io, now);
+  });
+  addRevisionNamespace(
+    addClusterOptions(
+      rollout
+        .command('history')
+        .description("list the SidecarSet's revisions (ControllerRevisions)")
+        .argument('<name>', 'the SidecarSet')
+        .addOption(
+          new Option('--revision <n>', 'print the sidecars that revision records').argParser(
+            parsePositive,
+          ),
+        )
+        .addOption(outputOption()),
+    ),
+  ).action(async (name: string, opts: HistoryOptions) => {
+    const { runRolloutHistory } = await import('./rollout.js');
+    exitCode = await runRolloutHistory(name, opts, io);
+  });
+  addRevisionNamespace(
+    addClusterOptions(
+      rollout
+        .command('undo')
+        .description(
+          "write a revision's sidecars back into the spec; the controller rolls pods back in place",
+        )
+        .argument('<name>', 'the SidecarSet')
+        .addOption(
+          new Option(
+            '--to-revision <n>',
+            'the revision (default: the one before the current)',
+          ).argParser(parseNonNegative),
+        )
+        .option('--dry-run', 'say which revision it would go back to, write nothing', false),
+    ),
+  ).action(async (name: string, opts: UndoOptions) => {
+    const { runRolloutUndo } = await import('./rollout.js');
+    exitCode = await runRolloutUndo(name, opts, io);
+  });
+  addClusterOptions(
+    rollout
+      .command('pause')
+      .description('stop upgrading pods (sets spec.updateStrategy.paused)')
+      .argument('<name>', 'the SidecarSet'),
+  ).action(async (name: string, opts: ClusterFlags) => {
+    const { runRolloutPause } = await import('./rollout.js');
+    exitCode = await runRolloutPause(name, opts, io);
+  });
+  addClusterOptions(
+    rollout
+      .command('resume')
+      .description("go on upgrading pods: lifts rollout pause and the controller's own pause")
+      .argument('<name>', 'the SidecarSet'),
+  ).action(async (name: string, opts: ClusterFlags) => {
+    const { runRolloutResume } = await import('./rollout.js');
+    exitCode = await runRolloutResume(name, opts, io, now);
+  });
+
+  addClusterOptions(
+    program
+      .command('check-inject')
+      .description(
+        'say for every SidecarSet whether it injected a pod, and why not (like istioctl x check-inject)',
+      )
+      .argument('<pod>', 'the pod')
+      .option('-n, --namespace <ns>', "the pod's namespace (default: the context's)")
+      .addOption(outputOption()),
+  ).action(async (pod: string, opts: CheckInjectOptions) => {
+    const { runCheckInject } = await import('./check-inject.js');
+    exitCode = await runCheckInject(pod, opts, io);
+  });
 
   program
     .command('completion')
@@ -350,6 +436,34 @@ function addControllerOptions(command: Command): Command {
     );
 }
 
+/** --kubeconfig and --context, as kubectl has them. */
+function addClusterOptions(command: Command): Command {
+  return command
+    .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
+    .option('--context <name>', 'the kubeconfig context to use');
+}
+
+function addRevisionNamespace(command: Command): Command {
+  return command.addOption(
+    new Option(
+      '--revision-namespace <ns>',
+      'where the controller keeps the ControllerRevisions (its --leader-election-namespace)',
+    ).default(DEFAULT_CONTROLLER_FLAGS.leaderElectionNamespace),
+  );
+}
+
+function outputOption(): Option {
+  return new Option('-o, --output <format>', 'output format')
+    .choices(['table', 'json', 'yaml'])
+    .default('table');
+}
+
+function parseNonNegative(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected an integer ≥ 0');
+  return n;
+}
+
 function reportError(err: unknown, io: Io): number {
   if (err instanceof CommanderError) {
     // Help and version exit through here too, with code 0; commander printed the message itself.
@@ -360,7 +474,7 @@ function reportError(err: unknown, io: Io): number {
     return 2;
   }
   const message =
-    err instanceof SidecarSetError
+    err instanceof SidecarSetError || err instanceof ClusterError
       ? err.message
       : `internal error: ${err instanceof Error ? err.message : String(err)}`;
   io.stderr.write(`error: ${message}\n`);

@@ -1,7 +1,8 @@
 /** `sidecarset plan`: what the upgrade controller would do next, and optionally the whole rollout. */
-import { stringify } from 'yaml';
-
+import type { NamespaceLabels } from '../core/match.js';
 import { ANY_NAMESPACE } from '../core/match.js';
+import { withHashes } from '../core/hash.js';
+import type { SidecarSet } from '../core/sidecarset-types.js';
 import type { Pod } from '../core/k8s-types.js';
 import { planUpgrade, podKey } from '../core/upgrade/plan.js';
 import { selectsForUpgrade } from '../core/upgrade/selection.js';
@@ -10,13 +11,17 @@ import { simulateRollout } from '../core/upgrade/simulate.js';
 import type { PodRef, UpgradePlan, UpgradeStatus } from '../core/upgrade/types.js';
 import type { LoadedDocument } from '../io/documents.js';
 import { checkOneStdin, inputError, readManifests } from '../io/documents.js';
+import type { ClusterFlags } from '../k8s/cli-client.js';
+import { renderData, some, table } from './format.js';
 import type { Io } from './io.js';
 import { UsageError } from './io.js';
 import { loadValidSidecarSets } from './sidecarset-input.js';
 
-export interface PlanCommandOptions {
-  sidecarsets: string;
-  pods: string;
+export interface PlanCommandOptions extends ClusterFlags {
+  /** A SidecarSet in the cluster: plan it with the cluster's pods. */
+  name?: string;
+  sidecarsets?: string;
+  pods?: string;
   output: 'json' | 'table' | 'yaml';
   simulate: boolean;
   /** With simulate: sidecar images that never become ready. */
@@ -29,33 +34,64 @@ interface Result {
 }
 
 export async function runPlan(options: PlanCommandOptions, io: Io, now: Date): Promise<number> {
-  checkOneStdin({ '--sidecarsets': options.sidecarsets, '--pods': options.pods });
-  const failImages = options.failImage ?? [];
-  if (failImages.length > 0 && !options.simulate) {
+  if ((options.failImage ?? []).length > 0 && !options.simulate) {
     throw new UsageError('--fail-image needs --simulate');
   }
+  if (options.name !== undefined) {
+    if (options.sidecarsets !== undefined || options.pods !== undefined) {
+      throw new UsageError('plan NAME reads the cluster: leave out --sidecarsets and --pods');
+    }
+    return runLivePlan(options.name, options, io, now);
+  }
+  if (options.sidecarsets === undefined || options.pods === undefined) {
+    throw new UsageError(
+      'plan needs --sidecarsets and --pods, or the NAME of a SidecarSet in the cluster',
+    );
+  }
+  checkOneStdin({ '--sidecarsets': options.sidecarsets, '--pods': options.pods });
   const sidecarSets = await loadValidSidecarSets(options.sidecarsets, io);
   if (sidecarSets === undefined) return 1;
   const pods = (await readManifests(options.pods, io.stdin)).map(asPod);
-  const results = sidecarSets.map((ss): Result => {
-    // Every namespace exists, with only its name label.
-    const matched = pods.filter((pod) => selectsForUpgrade(ss, pod, ANY_NAMESPACE));
-    const plan = planUpgrade(ss, matched, { now });
-    return options.simulate
-      ? { plan, simulation: simulateRollout(ss, matched, { now, failImages }) }
-      : { plan };
-  });
+  // Every namespace exists, with only its name label.
+  const results = sidecarSets.map((ss) => resultOf(ss, pods, ANY_NAMESPACE, options, now));
   io.stdout.write(render(results, options.output));
   return 0;
+}
+
+/** `plan NAME`: the SidecarSet and the pods it can match, read from the cluster now. */
+async function runLivePlan(
+  name: string,
+  options: PlanCommandOptions,
+  io: Io,
+  now: Date,
+): Promise<number> {
+  const { cliKubeConfig, createCliClient } = await import('../k8s/cli-client.js');
+  const client = createCliClient(cliKubeConfig(options));
+  // As the controller reads it: defaulted, with the hashes the webhook would have set.
+  const ss = withHashes(await client.getSidecarSet(name));
+  const [pods, namespaces] = await Promise.all([client.podsOf(ss), client.namespaces()]);
+  io.stdout.write(render([resultOf(ss, pods, namespaces, options, now)], options.output));
+  return 0;
+}
+
+function resultOf(
+  ss: SidecarSet,
+  pods: readonly Pod[],
+  namespaces: NamespaceLabels,
+  options: PlanCommandOptions,
+  now: Date,
+): Result {
+  const matched = pods.filter((pod) => selectsForUpgrade(ss, pod, namespaces));
+  const plan = planUpgrade(ss, matched, { now });
+  if (!options.simulate) return { plan };
+  const failImages = options.failImage ?? [];
+  return { plan, simulation: simulateRollout(ss, matched, { now, failImages }) };
 }
 
 function render(results: readonly Result[], output: PlanCommandOptions['output']): string {
   if (output === 'table') return renderTable(results);
   const values = results.map(jsonOf);
-  const value = values.length === 1 ? values[0] : values;
-  if (output === 'json') return `${JSON.stringify(value, null, 2)}\n`;
-  // No anchors where the plan repeats an object: readers of the YAML want it written out.
-  return stringify(value, { aliasDuplicateObjects: false, lineWidth: 0 });
+  return renderData(values.length === 1 ? values[0] : values, output);
 }
 
 function asPod(doc: LoadedDocument): Pod {
@@ -108,25 +144,6 @@ function jsonOf(result: Result): Record<string, unknown> {
 
 function statusLine(s: UpgradeStatus): string {
   return `matched ${s.matchedPods}, updated ${s.updatedPods}, ready ${s.readyPods}, updatedReady ${s.updatedReadyPods}`;
-}
-
-/** A few names, then how many more. */
-function some(refs: readonly PodRef[], max = 4): string {
-  const shown = refs.slice(0, max).map(podKey).join(', ');
-  return refs.length > max ? `${shown}, … (+${refs.length - max} more)` : shown;
-}
-
-function table(rows: readonly (readonly string[])[]): string[] {
-  const widths = rows.reduce<number[]>(
-    (w, row) => row.map((cell, i) => Math.max(w[i] ?? 0, cell.length)),
-    [],
-  );
-  return rows.map((row) =>
-    row
-      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd(),
-  );
 }
 
 function planLines(plan: UpgradePlan, perPod: boolean): string[] {

@@ -179,10 +179,25 @@ describe('sidecarset completion', () => {
     assert.equal(run.code, 0, run.stderr);
     const check = spawnSync('bash', ['-n'], { input: run.stdout, encoding: 'utf8' });
     assert.equal(check.status, 0, check.stderr);
-    for (const command of ['inject', 'validate', 'plan', 'serve', 'controller', 'completion']) {
+    for (const command of [
+      'inject',
+      'validate',
+      'plan',
+      'rollout',
+      'check-inject',
+      'serve',
+      'controller',
+      'completion',
+    ]) {
       assert.match(run.stdout, new RegExp(`^    ${command}\\)$`, 'm'));
     }
-    assert.match(run.stdout, /"--sidecarsets --pods -o --output --simulate --fail-image -h --help"/);
+    for (const sub of ['status', 'history', 'undo', 'pause', 'resume']) {
+      assert.match(run.stdout, new RegExp(`^        ${sub}\\)$`, 'm'));
+    }
+    assert.match(
+      run.stdout,
+      /"--sidecarsets --pods -o --output --simulate --fail-image --kubeconfig --context -h --help"/,
+    );
     assert.match(run.stdout, /-o\|--output\) COMPREPLY=\(\$\(compgen -W "table json yaml"/);
     assert.match(run.stdout, /complete -o default -F _sidecarset sidecarset/);
   });
@@ -202,6 +217,19 @@ _sidecarset; printf '%s\\n' "\${COMPREPLY[@]}"`;
     assert.deepEqual(complete('sidecarset plan --si'), ['--sidecarsets', '--simulate']);
     assert.deepEqual(complete('sidecarset plan -o y'), ['yaml']);
     assert.deepEqual(complete('sidecarset completion '), ['-h', '--help', 'bash', 'zsh']);
+    assert.deepEqual(complete('sidecarset ro'), ['rollout']);
+    assert.deepEqual(complete('sidecarset rollout '), [
+      'status',
+      'history',
+      'undo',
+      'pause',
+      'resume',
+      '-h',
+      '--help',
+    ]);
+    assert.deepEqual(complete('sidecarset rollout undo agent --to'), ['--to-revision']);
+    assert.deepEqual(complete('sidecarset rollout status agent -o j'), ['json']);
+    assert.deepEqual(complete('sidecarset check-inject web-0 -n'), ['-n']);
     // A path flag gets no words: bash falls back to file names.
     assert.deepEqual(complete('sidecarset inject -f '), []);
   });
@@ -210,14 +238,16 @@ _sidecarset; printf '%s\\n' "\${COMPREPLY[@]}"`;
     const run = await sidecarset(['completion', 'zsh']);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^#compdef sidecarset\n/);
-    for (const command of ['inject', 'validate', 'plan', 'serve', 'controller', 'completion']) {
+    for (const command of ['inject', 'validate', 'plan', 'rollout', 'check-inject', 'serve']) {
       assert.match(run.stdout, new RegExp(`^    '${command}:`, 'm'));
     }
+    assert.match(run.stdout, /^ {8}'undo:write a revision/m);
+    assert.match(run.stdout, /_describe -t commands 'sidecarset rollout command' commands/);
     assert.match(
       run.stdout,
       /'\(-o --output\)'\{-o,--output\}'\[output format\]:value:\(table json yaml\)'/,
     );
-    assert.match(run.stdout, /'--pods\[Pods\\: a file, .*\]:value:_files'/);
+    assert.match(run.stdout, /'--pods\[offline\\: Pods\\: a file, .*\]:value:_files'/);
     // Where zsh is installed, it must accept the script too.
     const zsh = spawnSync('zsh', ['-n'], { input: run.stdout, encoding: 'utf8' });
     if (zsh.error === undefined) assert.equal(zsh.status, 0, zsh.stderr);

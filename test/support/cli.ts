@@ -27,3 +27,12 @@ export async function runCli(
   );
   return { code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
 }
+
+/** A cluster command (rollout, check-inject, plan NAME) against the cluster of this kubeconfig. */
+export function runClusterCli(
+  kubeconfig: string,
+  argv: string[],
+  now = new Date('2026-07-02T10:00:00Z'),
+): Promise<CliResult> {
+  return runCli([...argv, '--kubeconfig', kubeconfig], '', now);
+}

@@ -1,0 +1,235 @@
+/**
+ * What the cluster commands of the CLI (rollout, check-inject, plan NAME) read and write, through
+ * @kubernetes/client-node with a kubeconfig chosen as kubectl chooses it (--kubeconfig, else
+ * $KUBECONFIG, else ~/.kube/config, else in-cluster; --context). Every failure comes out as a
+ * ClusterError with one line for people: the API server's Status message, or why the cluster could
+ * not be reached.
+ */
+import {
+  ApiException,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+
+import { SIDECARSET_NAME_LABEL } from '../core/annotations.js';
+import type { Pod } from '../core/k8s-types.js';
+import type { NamespaceLabels } from '../core/match.js';
+import type { StoredRevision } from '../core/revisions/history.js';
+import { selectorString } from '../core/selector.js';
+import type { SidecarSet } from '../core/sidecarset-types.js';
+import { ClusterError, ConflictError, NotFoundError } from './cluster-error.js';
+import { cachedNamespace } from './collections.js';
+import { storedRevision } from './revisions.js';
+
+/** The served version the CLI reads and writes SidecarSets in. */
+const SIDECARSETS = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets' };
+const RESOURCE = 'sidecarset.apps.kruise.io';
+const PAGE = 500;
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+export interface ClusterFlags {
+  kubeconfig?: string;
+  context?: string;
+}
+
+export function cliKubeConfig(flags: ClusterFlags): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  try {
+    if (flags.kubeconfig !== undefined) kubeConfig.loadFromFile(flags.kubeconfig);
+    else kubeConfig.loadFromDefault();
+  } catch (err) {
+    throw new ClusterError(`cannot load the kubeconfig: ${messageOf(err)}`);
+  }
+  if (flags.context !== undefined) {
+    if (kubeConfig.getContextObject(flags.context) === null) {
+      throw new ClusterError(`context "${flags.context}" does not exist in the kubeconfig`);
+    }
+    kubeConfig.setCurrentContext(flags.context);
+  }
+  if (kubeConfig.getCurrentCluster() === null) {
+    throw new ClusterError('the kubeconfig names no cluster for its current context');
+  }
+  return kubeConfig;
+}
+
+/** The namespace of the kubeconfig's current context, as kubectl defaults -n. */
+export function contextNamespace(kubeConfig: KubeConfig): string {
+  const context = kubeConfig.getContextObject(kubeConfig.getCurrentContext());
+  return context?.namespace ?? 'default';
+}
+
+export interface CliClient {
+  readonly server: string;
+  getSidecarSet(name: string): Promise<SidecarSet>;
+  listSidecarSets(): Promise<SidecarSet[]>;
+  /** Replaces the SidecarSet; its metadata.resourceVersion guards against lost updates (409). */
+  replaceSidecarSet(ss: SidecarSet): Promise<SidecarSet>;
+  /** A JSON merge patch of the SidecarSet. */
+  patchSidecarSet(name: string, patch: object): Promise<SidecarSet>;
+  getPod(namespace: string, name: string): Promise<Pod>;
+  /** The pods the SidecarSet's namespace and selector can match (the server filters by label). */
+  podsOf(ss: SidecarSet): Promise<Pod[]>;
+  /** Every namespace's labels (with the name label the API server sets). */
+  namespaces(): Promise<NamespaceLabels>;
+  /** The SidecarSet's ControllerRevisions in `namespace`, where the controller keeps them. */
+  revisions(name: string, namespace: string): Promise<StoredRevision[]>;
+}
+
+export function createCliClient(kubeConfig: KubeConfig): CliClient {
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const apps = kubeConfig.makeApiClient(AppsV1Api);
+  const server = kubeConfig.getCurrentCluster()?.server ?? '';
+  const call = <T>(what: string, request: () => Promise<T>): Promise<T> =>
+    request().catch((err: unknown) => {
+      throw clusterError(err, what, server);
+    });
+  return {
+    server,
+    getSidecarSet: (name) =>
+      call(
+        `${RESOURCE} "${name}"`,
+        async () => (await custom.getClusterCustomObject({ ...SIDECARSETS, name })) as SidecarSet,
+      ),
+    listSidecarSets: () =>
+      call('SidecarSets', async () => {
+        const items: SidecarSet[] = [];
+        let cont: string | undefined;
+        do {
+          const page = (await custom.listClusterCustomObject({
+            ...SIDECARSETS,
+            limit: PAGE,
+            ...(cont === undefined ? {} : { _continue: cont }),
+          })) as { items: SidecarSet[]; metadata?: { continue?: string } };
+          items.push(...page.items);
+          cont = page.metadata?.continue || undefined;
+        } while (cont !== undefined);
+        return items;
+      }),
+    replaceSidecarSet: (ss) =>
+      call(
+        `${RESOURCE} "${ss.metadata.name ?? ''}"`,
+        async () =>
+          (await custom.replaceClusterCustomObject({
+            ...SIDECARSETS,
+            name: ss.metadata.name ?? '',
+            body: ss,
+          })) as SidecarSet,
+      ),
+    patchSidecarSet: (name, patch) =>
+      call(
+        `${RESOURCE} "${name}"`,
+        async () =>
+          (await custom.patchClusterCustomObject(
+            { ...SIDECARSETS, name, body: patch },
+            mergePatch,
+          )) as SidecarSet,
+      ),
+    getPod: (namespace, name) =>
+      call(`pod "${namespace}/${name}"`, async () =>
+        plainPod(await core.readNamespacedPod({ namespace, name })),
+      ),
+    podsOf: (ss) =>
+      call('pods', async () => {
+        const labelSelector = selectorString(ss.spec.selector);
+        // An empty selector matches no pod (OpenKruise), so there is nothing to list.
+        if (labelSelector === undefined) return [];
+        const namespace = ss.spec.namespace ?? '';
+        const pods: Pod[] = [];
+        let cont: string | undefined;
+        do {
+          const params = {
+            labelSelector,
+            limit: PAGE,
+            ...(cont === undefined ? {} : { _continue: cont }),
+          };
+          const page =
+            namespace === ''
+              ? await core.listPodForAllNamespaces(params)
+              : await core.listNamespacedPod({ namespace, ...params });
+          pods.push(...page.items.map((p) => plainPod(p)));
+          cont = page.metadata?._continue || undefined;
+        } while (cont !== undefined);
+        return pods;
+      }),
+    namespaces: () =>
+      call('namespaces', async () => {
+        const list = await core.listNamespace();
+        const byName = new Map(
+          list.items.map((ns) => {
+            const cached = cachedNamespace(ns);
+            return [cached.name, cached.labels] as const;
+          }),
+        );
+        return { get: (name: string) => byName.get(name) };
+      }),
+    revisions: (name, namespace) =>
+      call(`the ControllerRevisions of ${RESOURCE} "${name}"`, async () => {
+        const list = await apps.listNamespacedControllerRevision({
+          namespace,
+          labelSelector: `${SIDECARSET_NAME_LABEL}=${name}`,
+        });
+        return list.items.map((r) => storedRevision(r));
+      }),
+  };
+}
+
+/**
+ * An object of client-node's typed API as the API server sent it: typed reads turn times into
+ * Date objects, which the core (and JSON/YAML output) expects as RFC 3339 strings.
+ */
+function plainPod(value: unknown): Pod {
+  return JSON.parse(JSON.stringify(value)) as Pod;
+}
+
+function clusterError(err: unknown, what: string, server: string): ClusterError {
+  if (err instanceof ClusterError) return err;
+  if (err instanceof ApiException) {
+    const status = statusOf(err.body);
+    const code = err.code;
+    if (code === 404) {
+      // A missing object's Status names it; a missing collection (no CRD) has no name to give.
+      const named = status.details?.name !== undefined || status.message === undefined;
+      const crd = what.startsWith(RESOURCE) ? '; is the SidecarSet CRD installed?' : '';
+      return new NotFoundError(
+        named ? `${what} not found` : `${what} not found (${status.message ?? ''}${crd})`,
+      );
+    }
+    const message = status.message ?? `HTTP ${code}`;
+    if (code === 409) return new ConflictError(message);
+    if (code === 401) return new ClusterError(`not authenticated to ${server}: ${message}`);
+    return new ClusterError(message);
+  }
+  return new ClusterError(`cannot reach the cluster at ${server}: ${messageOf(err)}`);
+}
+
+interface Status {
+  message?: string;
+  details?: { name?: string };
+}
+
+function statusOf(body: unknown): Status {
+  let value = body;
+  if (typeof body === 'string') {
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return body === '' ? {} : { message: body };
+    }
+  }
+  return typeof value === 'object' && value !== null ? value : {};
+}
+
+function messageOf(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  // fetch wraps the socket error (ECONNREFUSED, ENOTFOUND, a TLS failure) as its cause.
+  const cause = (err as { cause?: unknown }).cause;
+  return cause instanceof Error && cause.message !== err.message
+    ? `${err.message}: ${cause.message}`
+    : err.message;
+}
