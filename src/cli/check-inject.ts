@@ -27,7 +27,7 @@ export async function runCheckInject(
   const [pod, sidecarSets, namespaces] = await Promise.all([
     client.getPod(namespace, podName),
     client.listSidecarSets(),
-    client.namespaces(),
+    client.namespaceLabels(namespace),
   ]);
   const result = checkInjection(pod, sidecarSets, namespaces);
   io.stdout.write(

@@ -22,7 +22,8 @@ import type { StoredRevision } from '../core/revisions/history.js';
 import { selectorString } from '../core/selector.js';
 import type { SidecarSet } from '../core/sidecarset-types.js';
 import { ClusterError, ConflictError, NotFoundError } from './cluster-error.js';
-import { cachedNamespace } from './collections.js';
+import { cachedNamespace, listSidecarSets } from './collections.js';
+import type { ListPage } from './reflector.js';
 import { storedRevision } from './revisions.js';
 
 /** The served version the CLI reads and writes SidecarSets in. */
@@ -76,6 +77,8 @@ export interface CliClient {
   podsOf(ss: SidecarSet): Promise<Pod[]>;
   /** Every namespace's labels (with the name label the API server sets). */
   namespaces(): Promise<NamespaceLabels>;
+  /** One namespace's labels: what matching a pod of that namespace reads. */
+  namespaceLabels(name: string): Promise<NamespaceLabels>;
   /** The SidecarSet's ControllerRevisions in `namespace`, where the controller keeps them. */
   revisions(name: string, namespace: string): Promise<StoredRevision[]>;
 }
@@ -98,18 +101,9 @@ export function createCliClient(kubeConfig: KubeConfig): CliClient {
       ),
     listSidecarSets: () =>
       call('SidecarSets', async () => {
-        const items: SidecarSet[] = [];
-        let cont: string | undefined;
-        do {
-          const page = (await custom.listClusterCustomObject({
-            ...SIDECARSETS,
-            limit: PAGE,
-            ...(cont === undefined ? {} : { _continue: cont }),
-          })) as { items: SidecarSet[]; metadata?: { continue?: string } };
-          items.push(...page.items);
-          cont = page.metadata?.continue || undefined;
-        } while (cont !== undefined);
-        return items;
+        const list = listSidecarSets(kubeConfig);
+        const items = await allPages((cont) => list({ limit: PAGE, ...cont }));
+        return items as unknown as SidecarSet[];
       }),
     replaceSidecarSet: (ss) =>
       call(
@@ -140,22 +134,18 @@ export function createCliClient(kubeConfig: KubeConfig): CliClient {
         // An empty selector matches no pod (OpenKruise), so there is nothing to list.
         if (labelSelector === undefined) return [];
         const namespace = ss.spec.namespace ?? '';
-        const pods: Pod[] = [];
-        let cont: string | undefined;
-        do {
-          const params = {
-            labelSelector,
-            limit: PAGE,
-            ...(cont === undefined ? {} : { _continue: cont }),
-          };
-          const page =
-            namespace === ''
-              ? await core.listPodForAllNamespaces(params)
-              : await core.listNamespacedPod({ namespace, ...params });
-          pods.push(...page.items.map((p) => plainPod(p)));
-          cont = page.metadata?._continue || undefined;
-        } while (cont !== undefined);
-        return pods;
+        const pods = await allPages((cont) => {
+          const params = { labelSelector, limit: PAGE, ...cont };
+          return namespace === ''
+            ? core.listPodForAllNamespaces(params)
+            : core.listNamespacedPod({ namespace, ...params });
+        });
+        return pods.map(plainPod);
+      }),
+    namespaceLabels: (name) =>
+      call(`namespace "${name}"`, async () => {
+        const { labels } = cachedNamespace(await core.readNamespace({ name }));
+        return { get: (ns: string) => (ns === name ? labels : undefined) };
       }),
     namespaces: () =>
       call('namespaces', async () => {
@@ -177,6 +167,20 @@ export function createCliClient(kubeConfig: KubeConfig): CliClient {
         return list.items.map((r) => storedRevision(r));
       }),
   };
+}
+
+/** Every item of a list, page by page (limit/continue), as kubectl lists. */
+async function allPages<T>(
+  page: (cont: { _continue?: string }) => Promise<ListPage<T>>,
+): Promise<T[]> {
+  const items: T[] = [];
+  let token: string | undefined;
+  do {
+    const result = await page(token === undefined ? {} : { _continue: token });
+    items.push(...result.items);
+    token = result.metadata?._continue || result.metadata?.continue || undefined;
+  } while (token !== undefined);
+  return items;
 }
 
 /**
