@@ -11,12 +11,20 @@ export const SIDECARSET_INPLACE_UPDATE_STATE = 'kruise.io/sidecarset-inplace-upd
  * SIDECARSET_VERSION (GetPodSidecarSetVersionAnnotation in util_hotupgrade.go).
  */
 export function versionAnnotation(slot: string): string {
-  return `version.sidecarset.kruise.io/${slot}`;
+  return `${VERSION_PREFIX}${slot}`;
 }
 
 /** The version the other slot runs, exposed as SIDECARSET_VERSION_ALT. */
 export function versionAltAnnotation(slot: string): string {
-  return `versionalt.sidecarset.kruise.io/${slot}`;
+  return `${VERSION_ALT_PREFIX}${slot}`;
+}
+
+const VERSION_PREFIX = 'version.sidecarset.kruise.io/';
+const VERSION_ALT_PREFIX = 'versionalt.sidecarset.kruise.io/';
+
+/** Whether `key` is a hot-upgrade slot's version or versionalt annotation. */
+export function isSlotVersionAnnotation(key: string): boolean {
+  return key.startsWith(VERSION_PREFIX) || key.startsWith(VERSION_ALT_PREFIX);
 }
 
 export const SIDECARSET_CUSTOM_VERSION_LABEL = 'apps.kruise.io/sidecarset-custom-version';

@@ -8,7 +8,8 @@
  * - metadata.resourceVersion, generation: the controller's expectations;
  * - metadata.creationTimestamp: candidate order; deletionTimestamp: isActivePod;
  * - metadata.labels: selectors, canary selector, priority, scatter;
- * - metadata.annotations: only the SidecarSet bookkeeping keys (BOOKKEEPING_ANNOTATIONS);
+ * - metadata.annotations: only the SidecarSet bookkeeping keys (BOOKKEEPING_ANNOTATIONS) and the
+ *   hot-upgrade slots' versions (the upgrade copies the old slot's version to the new one);
  * - spec.nodeName: candidate order; spec.containers[].name/image: sidecar presence, image changes,
  *   state consistency; spec.readinessGates[].conditionType: the controller's InPlaceUpdateReady gate;
  * - status.phase; status.conditions: Ready (type, status, lastTransitionTime: candidate order),
@@ -37,6 +38,7 @@ import {
   SIDECARSET_INJECTED_LIST,
   SIDECARSET_INPLACE_UPDATE_STATE,
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
+  isSlotVersionAnnotation,
 } from '../core/annotations.js';
 import { UPGRADE_BASELINE } from '../core/health/upgrade-baseline.js';
 import { SIDECARSET_UPGRADABLE } from '../core/upgrade/upgradable-condition.js';
@@ -141,20 +143,24 @@ function time(value: unknown, pool: StringPool): string | null | undefined {
 function stringMap(
   value: unknown,
   pool: StringPool,
-  keep?: readonly string[],
+  keep?: (key: string) => boolean,
 ): Record<string, string> | undefined {
   const source = record(value);
   if (source === undefined) return undefined;
   const out: Record<string, string> = {};
   let any = false;
-  for (const key of keep ?? Object.keys(source)) {
+  for (const key of Object.keys(source)) {
     const v = source[key];
-    if (typeof v === 'string' && Object.hasOwn(source, key)) {
+    if (typeof v === 'string' && (keep === undefined || keep(key))) {
       out[key] = pool.intern(v);
       any = true;
     }
   }
   return any || keep === undefined ? out : undefined;
+}
+
+function keptAnnotation(key: string): boolean {
+  return BOOKKEEPING_ANNOTATIONS.includes(key) || isSlotVersionAnnotation(key);
 }
 
 function slimMetadata(raw: Rec | undefined, pool: StringPool): ObjectMeta {
@@ -175,7 +181,7 @@ function slimMetadata(raw: Rec | undefined, pool: StringPool): ObjectMeta {
   if (deleted !== undefined) meta.deletionTimestamp = deleted;
   const labels = stringMap(m['labels'], pool);
   if (labels !== undefined) meta.labels = labels;
-  const annotations = stringMap(m['annotations'], pool, BOOKKEEPING_ANNOTATIONS);
+  const annotations = stringMap(m['annotations'], pool, keptAnnotation);
   if (annotations !== undefined) meta.annotations = annotations;
   return meta;
 }

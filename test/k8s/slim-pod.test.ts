@@ -23,7 +23,14 @@ import type { JsonValue } from '../fake-apiserver/index.js';
 import { NAMESPACES, PODS } from '../fake-apiserver/index.js';
 import { withServer } from '../fake-apiserver/harness.js';
 import { grayReleasePods } from '../fixtures/plan/gray-release-pods.js';
-import { podFleet, shuffled, upgradePod, upgradeSidecarSet } from '../support/upgrade-pods.js';
+import {
+  hotPod,
+  hotSidecarSet,
+  podFleet,
+  shuffled,
+  upgradePod,
+  upgradeSidecarSet,
+} from '../support/upgrade-pods.js';
 
 const fixtures = new URL('../fixtures/', import.meta.url);
 const realistic = parse(readFileSync(new URL('realistic-pod.yaml', fixtures), 'utf8')) as Pod;
@@ -241,6 +248,18 @@ describe('planUpgrade on slim pods', () => {
     assert.equal(plan.upgrade.length, 20);
     const realisticPlan = samePlan(logtail('log-service/logtail:0.16.18'), [realistic]);
     assert.equal(realisticPlan.upgrade.length, 1);
+  });
+
+  it('gives the identical plan for hot-upgrade sidecars: the new slot learns the old version', () => {
+    const pods = [hotPod(0), hotPod(1)];
+    const plan = samePlan(hotSidecarSet('hot:2'), pods);
+    const [upgrade] = plan.upgrade;
+    assert.ok(upgrade !== undefined && plan.upgrade.length === 1, 'maxUnavailable 1');
+    const before = pods.find((p) => p.metadata.name === upgrade.pod.name)?.metadata.annotations;
+    const after = { ...before, ...upgrade.annotations };
+    // SIDECARSET_VERSION_ALT of the container that starts in hot-2 is hot-1's version.
+    assert.equal(after['version.sidecarset.kruise.io/hot-2'], '42');
+    assert.equal(after['versionalt.sidecarset.kruise.io/hot-2'], '1');
   });
 
   it('with patchPodMetadata, picks the same pods; the upgrade is rebuilt from the full pod', () => {
