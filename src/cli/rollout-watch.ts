@@ -4,7 +4,7 @@
  * rollout is done (exit 0), the SidecarSet is deleted or --timeout passes (exit 1).
  */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { pino } from 'pino';
 
 import type { Pod } from '../core/k8s-types.js';
@@ -13,18 +13,14 @@ import type { SidecarSet } from '../core/sidecarset-types.js';
 import type { RolloutStatus } from '../core/upgrade/rollout-status.js';
 import { rolloutStatus } from '../core/upgrade/rollout-status.js';
 import type { CachedNamespace } from '../k8s/collections.js';
-import {
-  cachedNamespace,
-  listNamespaces,
-  listSidecarSets,
-  NAMESPACES_PATH,
-  SIDECARSETS_PATH,
-} from '../k8s/collections.js';
-import type { Reflector, ReflectorHandlers } from '../k8s/reflector.js';
+import { cachedNamespace, listNamespaces, NAMESPACES_PATH } from '../k8s/collections.js';
+import type { ListPage, Reflector, ReflectorHandlers } from '../k8s/reflector.js';
 import { createReflector } from '../k8s/reflector.js';
 import type { Io } from './io.js';
 
 export interface FollowOptions {
+  /** The apps.kruise.io version to watch SidecarSets in (CliClient.sidecarSetVersion). */
+  version: string;
   /** Seconds; 0 waits for ever. */
   timeout: number;
   print: (status: RolloutStatus) => string;
@@ -67,11 +63,14 @@ export function followRollout(
       schedule();
     },
   };
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  const api = { group: 'apps.kruise.io', version: options.version, plural: 'sidecarsets' };
   const sidecarSets = createReflector<KubernetesObject, SidecarSet>({
     kubeConfig,
-    path: SIDECARSETS_PATH,
+    path: `/apis/${api.group}/${api.version}/${api.plural}`,
     fieldSelector: `metadata.name=${name}`,
-    list: listSidecarSets(kubeConfig),
+    list: async (params) =>
+      (await custom.listClusterCustomObject({ ...api, ...params })) as ListPage<KubernetesObject>,
     transform: (raw) => raw as unknown as SidecarSet,
     logger,
     handlers,

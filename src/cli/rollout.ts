@@ -55,7 +55,8 @@ export async function runRolloutStatus(
     return 0;
   }
   const { followRollout } = await import('./rollout-watch.js');
-  return followRollout(kubeConfig, name, first, { ...options, print, now }, io);
+  const version = await client.sidecarSetVersion();
+  return followRollout(kubeConfig, name, first, { ...options, version, print, now }, io);
 }
 
 function renderStatus(status: RolloutStatus, output: StatusOptions['output']): string {

@@ -7,6 +7,7 @@
  */
 import {
   ApiException,
+  ApisApi,
   AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -22,12 +23,12 @@ import type { StoredRevision } from '../core/revisions/history.js';
 import { selectorString } from '../core/selector.js';
 import type { SidecarSet } from '../core/sidecarset-types.js';
 import { ClusterError, ConflictError, NotFoundError } from './cluster-error.js';
-import { cachedNamespace, listSidecarSets } from './collections.js';
+import { cachedNamespace } from './collections.js';
 import type { ListPage } from './reflector.js';
 import { storedRevision } from './revisions.js';
 
-/** The served version the CLI reads and writes SidecarSets in. */
-const SIDECARSETS = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets' };
+const GROUP = 'apps.kruise.io';
+const PLURAL = 'sidecarsets';
 const RESOURCE = 'sidecarset.apps.kruise.io';
 const PAGE = 500;
 
@@ -66,6 +67,12 @@ export function contextNamespace(kubeConfig: KubeConfig): string {
 
 export interface CliClient {
   readonly server: string;
+  /**
+   * The version SidecarSets are read and written in: the one the API server prefers for
+   * apps.kruise.io (v1beta1 where the CRD serves it, v1alpha1 on older installations), as kubectl
+   * chooses. The core reads either.
+   */
+  sidecarSetVersion(): Promise<string>;
   getSidecarSet(name: string): Promise<SidecarSet>;
   listSidecarSets(): Promise<SidecarSet[]>;
   /** Replaces the SidecarSet; its metadata.resourceVersion guards against lost updates (409). */
@@ -88,21 +95,48 @@ export function createCliClient(kubeConfig: KubeConfig): CliClient {
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const apps = kubeConfig.makeApiClient(AppsV1Api);
   const server = kubeConfig.getCurrentCluster()?.server ?? '';
+  const apis = kubeConfig.makeApiClient(ApisApi);
+  let version: Promise<string> | undefined;
+  const sidecarSetVersion = (): Promise<string> =>
+    (version ??= call('the API group apps.kruise.io', async () => {
+      const groups = await apis.getAPIVersions();
+      const found = groups.groups.find((g) => g.name === GROUP)?.preferredVersion?.version;
+      if (found === undefined) {
+        throw new NotFoundError(
+          `the API server serves no ${GROUP} API: is the SidecarSet CRD installed?`,
+        );
+      }
+      return found;
+    }));
+  const sidecarSets = async () => ({
+    group: GROUP,
+    version: await sidecarSetVersion(),
+    plural: PLURAL,
+  });
   const call = <T>(what: string, request: () => Promise<T>): Promise<T> =>
     request().catch((err: unknown) => {
       throw clusterError(err, what, server);
     });
   return {
     server,
+    sidecarSetVersion,
     getSidecarSet: (name) =>
       call(
         `${RESOURCE} "${name}"`,
-        async () => (await custom.getClusterCustomObject({ ...SIDECARSETS, name })) as SidecarSet,
+        async () =>
+          (await custom.getClusterCustomObject({ ...(await sidecarSets()), name })) as SidecarSet,
       ),
     listSidecarSets: () =>
       call('SidecarSets', async () => {
-        const list = listSidecarSets(kubeConfig);
-        const items = await allPages((cont) => list({ limit: PAGE, ...cont }));
+        const api = await sidecarSets();
+        const items = await allPages(
+          async (cont) =>
+            (await custom.listClusterCustomObject({
+              ...api,
+              limit: PAGE,
+              ...cont,
+            })) as ListPage<unknown>,
+        );
         return items as unknown as SidecarSet[];
       }),
     replaceSidecarSet: (ss) =>
@@ -110,7 +144,7 @@ export function createCliClient(kubeConfig: KubeConfig): CliClient {
         `${RESOURCE} "${ss.metadata.name ?? ''}"`,
         async () =>
           (await custom.replaceClusterCustomObject({
-            ...SIDECARSETS,
+            ...(await sidecarSets()),
             name: ss.metadata.name ?? '',
             body: ss,
           })) as SidecarSet,
@@ -120,7 +154,7 @@ export function createCliClient(kubeConfig: KubeConfig): CliClient {
         `${RESOURCE} "${name}"`,
         async () =>
           (await custom.patchClusterCustomObject(
-            { ...SIDECARSETS, name, body: patch },
+            { ...(await sidecarSets()), name, body: patch },
             mergePatch,
           )) as SidecarSet,
       ),

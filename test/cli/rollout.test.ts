@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
-import { SIDECARSETS } from '../fake-apiserver/index.js';
+import { DEFAULT_RESOURCES, SIDECARSETS, startFakeApiServer } from '../fake-apiserver/index.js';
 import type { TestCluster } from '../controller/cluster.js';
 import {
   container,
@@ -251,6 +251,25 @@ describe('sidecarset rollout', () => {
 });
 
 describe('cluster commands without a cluster', () => {
+  it('a cluster without the SidecarSet CRD is told so, exit 1', async () => {
+    const api = await startFakeApiServer({
+      resources: DEFAULT_RESOURCES.filter((r) => r.resource !== 'sidecarsets'),
+    });
+    try {
+      const dir = await mkdtemp(join(tmpdir(), 'rollout-cli-'));
+      const kubeconfig = join(dir, 'kubeconfig');
+      await writeFile(kubeconfig, api.kubeConfig().exportConfig());
+      const run = await runClusterCli(kubeconfig, ['rollout', 'status', 'agent']);
+      assert.equal(run.code, 1);
+      assert.equal(
+        run.stderr,
+        'error: the API server serves no apps.kruise.io API: is the SidecarSet CRD installed?\n',
+      );
+    } finally {
+      await api.close();
+    }
+  });
+
   it('an unreachable API server is one line, exit 1', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'rollout-cli-'));
     const kubeconfig = join(dir, 'kubeconfig');
