@@ -118,6 +118,35 @@ const STATUS_SCHEMA: Schema = {
       'How many name collisions were met when naming ControllerRevisions; it enters the next ' +
         'name so that it is unique.',
     ),
+    conditions: {
+      type: 'array',
+      description:
+        "This project's conditions (OpenKruise has none): RolloutPaused, True while failed " +
+        'upgraded pods (reason UnhealthyPods) or updateStrategy.paused (reason Paused) stop the rollout.',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+      items: {
+        type: 'object',
+        required: ['type', 'status'],
+        properties: {
+          type: { type: 'string', description: 'The condition type, e.g. RolloutPaused.' },
+          status: {
+            type: 'string',
+            enum: ['True', 'False', 'Unknown'],
+            description: 'Whether the condition holds.',
+          },
+          reason: { type: 'string', description: 'Why, in one CamelCase word.' },
+          message: { type: 'string', description: 'Why, for people.' },
+          lastTransitionTime: { type: 'string', description: 'When the status last changed.' },
+          observedGeneration: {
+            type: 'integer',
+            format: 'int64',
+            description: 'The metadata.generation the condition was set for.',
+          },
+        },
+        description: 'One condition, as metav1.Condition.',
+      },
+    },
   },
 };
 
@@ -168,6 +197,18 @@ export function buildCrd(): Schema {
             column('MATCHED', '.status.matchedPods', 'integer', 'The number of pods matched.'),
             column('UPDATED', '.status.updatedPods', 'integer', 'Matched pods that are updated.'),
             column('READY', '.status.readyPods', 'integer', 'Matched pods that are ready.'),
+            column(
+              'PAUSED',
+              '.status.conditions[?(@.type=="RolloutPaused")].status',
+              'string',
+              'Whether the rollout is paused (condition RolloutPaused).',
+            ),
+            column(
+              'REASON',
+              '.status.conditions[?(@.type=="RolloutPaused")].reason',
+              'string',
+              'Why: UnhealthyPods (failed upgraded pods), Paused (updateStrategy.paused) or Resumed.',
+            ),
             column('AGE', '.metadata.creationTimestamp', 'date', 'Time since creation.'),
           ],
           schema: { openAPIV3Schema: sidecarSetOpenApiSchema() },

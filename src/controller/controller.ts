@@ -66,7 +66,7 @@ export interface ControllerOptions {
   leaderElection?: LeaderElectionConfig;
   /** Plan and log, write nothing, send no events. */
   dryRun?: boolean;
-  /** Events on each upgraded pod (default true); the SidecarSet's own events are always sent. */
+  /** Events on each upgraded pod (default false); the SidecarSet's own events are always sent. */
   podEvents?: boolean;
   now?: () => Date;
   /** Replaces the client-node writer (tests). */
@@ -111,9 +111,15 @@ export function createController(options: ControllerOptions): Controller {
       onAdd: (ss) => {
         enqueue([ss.metadata.name ?? '']);
       },
-      // Spec changes only: our own status writes must not trigger another round.
+      // Spec and annotation changes only (the health gate's settings and resume are
+      // annotations): our own status writes must not trigger another round.
       onUpdate: (old, ss) => {
-        if (old.metadata.generation !== ss.metadata.generation) enqueue([ss.metadata.name ?? '']);
+        if (
+          old.metadata.generation !== ss.metadata.generation ||
+          !sameAnnotations(old.metadata.annotations, ss.metadata.annotations)
+        ) {
+          enqueue([ss.metadata.name ?? '']);
+        }
       },
       onDelete: (ss) => {
         enqueue([ss.metadata.name ?? '']);
@@ -199,7 +205,7 @@ export function createController(options: ControllerOptions): Controller {
     now,
     logger: log,
     reported: new Map(),
-    podEvents: options.podEvents ?? true,
+    podEvents: options.podEvents ?? false,
     ...(options.observer === undefined ? {} : { observer: options.observer }),
     registerRevision: (ss, matched) =>
       registerLatestRevision(
@@ -307,4 +313,12 @@ function withoutManagedFields(raw: KubernetesObject): SidecarSet {
   const copy = structuredClone(raw) as unknown as SidecarSet;
   delete copy.metadata['managedFields'];
   return copy;
+}
+
+function sameAnnotations(
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+): boolean {
+  const left = Object.entries(a ?? {});
+  return left.length === Object.keys(b ?? {}).length && left.every(([k, v]) => b?.[k] === v);
 }

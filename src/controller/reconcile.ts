@@ -11,13 +11,18 @@ import type { Pod } from '../core/k8s-types.js';
 import type { NamespaceLabels } from '../core/match.js';
 import { withHashes } from '../core/hash.js';
 import type { SidecarSet, SidecarSetStatus } from '../core/sidecarset-types.js';
-import { buildPodFlip, buildPodUpgrade } from '../core/upgrade/change.js';
+import {
+  ROLLOUT_PAUSED,
+  nextRolloutPausedConditions,
+} from '../core/health/rollout-paused-condition.js';
+import { healthSettings } from '../core/health/settings.js';
+import { buildPodFlip, podUpgradeBuilder } from '../core/upgrade/change.js';
 import type { SidecarSetContext } from '../core/upgrade/context.js';
 import { sidecarSetContext } from '../core/upgrade/context.js';
 import { podKey, podRef, planUpgrade } from '../core/upgrade/plan.js';
 import { recordedHash } from '../core/pod-hash-annotation.js';
 import { needsFlip } from '../core/upgrade/hot-slots.js';
-import { isStateConsistent, isUpdated } from '../core/upgrade/pod-state.js';
+import { hasReadyCondition, isStateConsistent, isUpdated } from '../core/upgrade/pod-state.js';
 import { selectsForUpgrade } from '../core/upgrade/selection.js';
 import type {
   PodFlip,
@@ -66,6 +71,8 @@ export interface RoundObserver {
   status?(sidecarSet: string, status: UpgradeStatus | undefined): void;
   /** Pods written in a round (in a dry run: that would have been): upgrades or hot-upgrade flips. */
   podsWritten?(kind: 'upgrade' | 'flip', count: number): void;
+  /** Whether failed pods paused the SidecarSet's rollout; undefined once the SidecarSet is gone. */
+  rolloutPaused?(sidecarSet: string, paused: boolean | undefined): void;
 }
 
 export interface ReconcileResult {
@@ -76,6 +83,8 @@ const READINESS_GATE = 'InPlaceUpdateReady';
 const CONFLICT_RETRIES = 3;
 /** Our own writes not yet in the cache: look again soon (OpenKruise waits 1 s too). */
 const EXPECTATION_RECHECK_MS = 1000;
+/** Past a progress deadline before judging again (timestamps are whole seconds). */
+const DEADLINE_MARGIN_MS = 1000;
 
 export async function reconcileSidecarSet(
   name: string,
@@ -88,6 +97,7 @@ export async function reconcileSidecarSet(
     deps.inFlight.delete(name);
     deps.reported.delete(name);
     deps.observer?.status?.(name, undefined);
+    deps.observer?.rolloutPaused?.(name, undefined);
     return {};
   }
   const stored = withHashes(found);
@@ -105,25 +115,37 @@ export async function reconcileSidecarSet(
   const cachedPod = podLookup(pods);
   await finishUpgrades(name, ctx, cachedPod, deps);
 
-  const plan = planUpgrade(ss, pods, { now: deps.now() });
+  const now = deps.now();
+  const plan = planUpgrade(ss, pods, { now });
+  // Upgraded pods still within their progress deadline are judged again when it passes, even if
+  // nothing about them changes by then.
+  const done = (result: ReconcileResult = {}): ReconcileResult => {
+    const recheck = plan.health?.recheckAt;
+    if (recheck === undefined) return result;
+    const ms = Math.max(recheck.getTime() - now.getTime(), 0) + DEADLINE_MARGIN_MS;
+    return { requeueAfterMs: Math.min(result.requeueAfterMs ?? ms, ms) };
+  };
+  const problems = healthSettings(ss).problems;
+  if (problems.length > 0) log.warn({ problems }, 'health gate annotations not understood');
   await writeStatus(stored, plan, deps, registered);
   deps.observer?.status?.(name, plan.status);
+  deps.observer?.rolloutPaused?.(name, plan.stopped === 'UnhealthyPods');
 
   const pending = deps.expectations.pending(name, ctx.hash);
   if (pending.length > 0) {
     log.debug({ pending: pending.length }, 'waiting for the cache to show our writes');
-    return { requeueAfterMs: EXPECTATION_RECHECK_MS };
+    return done({ requeueAfterMs: EXPECTATION_RECHECK_MS });
   }
-  if (plan.stopped !== undefined) return {};
+  if (plan.stopped !== undefined) return done();
   if (plan.flip.length > 0) {
     log.info({ pods: plan.flip.map((f) => podKey(f.pod)) }, 'hot upgrades finished: flipping');
     const flipped = await settleAll(plan.flip.map((f) => flipPod(ctx, f, deps, signal)));
     deps.observer?.podsWritten?.('flip', flipped);
-    return {};
+    return done();
   }
 
   await reportNotUpgradable(ss, plan, cachedPod, deps);
-  if (plan.upgrade.length === 0) return {};
+  if (plan.upgrade.length === 0) return done();
   log.info(
     { pods: plan.upgrade.map((u) => podKey(u.pod)), budget: plan.budget },
     'upgrading sidecars in place',
@@ -146,7 +168,7 @@ export async function reconcileSidecarSet(
   }
   const first = failed[0];
   if (first !== undefined) throw first.reason;
-  return {};
+  return done();
 }
 
 /**
@@ -264,6 +286,10 @@ async function openReadinessGates(pods: readonly Pod[], deps: ReconcileDeps): Pr
   }
 }
 
+/**
+ * The status, with the RolloutPaused condition (src/core/health/): written when it changed. When
+ * failed pods have just paused the rollout, a Warning event says so.
+ */
 async function writeStatus(
   ss: SidecarSet,
   plan: UpgradePlan,
@@ -280,10 +306,28 @@ async function writeStatus(
     updatedReadyPods: plan.status.updatedReadyPods,
     observedGeneration: ss.metadata.generation ?? current.observedGeneration ?? 0,
   };
-  const same = (Object.keys(next) as (keyof SidecarSetStatus)[]).every(
-    (k) => next[k] === current[k],
-  );
-  if (!same) await deps.writer.writeSidecarSetStatus(ss.metadata.name ?? '', next);
+  const health = plan.stopped === 'Complete' ? undefined : plan.health;
+  const pausedBy = {
+    health,
+    userPaused: ss.spec.updateStrategy?.paused === true,
+    generation: ss.metadata.generation,
+  };
+  const conditions = nextRolloutPausedConditions(current.conditions, pausedBy, deps.now());
+  if (conditions !== undefined) next.conditions = conditions;
+  const same =
+    conditions === undefined &&
+    (Object.keys(next) as (keyof SidecarSetStatus)[]).every((k) => next[k] === current[k]);
+  if (same) return;
+  await deps.writer.writeSidecarSetStatus(ss.metadata.name ?? '', next);
+  const before = current.conditions?.find((c) => c.type === ROLLOUT_PAUSED);
+  const after = conditions?.find((c) => c.type === ROLLOUT_PAUSED);
+  if (
+    after?.reason === 'UnhealthyPods' &&
+    after.status === 'True' &&
+    before?.reason !== after.reason
+  ) {
+    await deps.writer.event(sidecarSetRef(ss), 'Warning', 'RolloutPaused', after.message ?? '');
+  }
 }
 
 /** The SidecarSetUpgradable=false condition on each such pod, and one event per change in count. */
@@ -329,6 +373,8 @@ async function upgradePod(
 ): Promise<boolean> {
   const { namespace, name } = planned.pod;
   let gateClosed = false;
+  // Whether the pod was Ready before we touched it (closing the gate makes it not Ready).
+  let readyBefore: boolean | undefined;
   const fromCache = (ss.spec.patchPodMetadata ?? []).length === 0 && ctx.hot.length === 0;
   let cached = fromCache ? cachedPod : undefined;
   for (let attempt = 1; ; attempt++) {
@@ -338,13 +384,9 @@ async function upgradePod(
     cached = undefined;
     if (!isPlannedPod(planned.pod, pod)) return false;
     if (isUpdated(ctx, pod)) return false;
-    const change = buildPodUpgrade(
-      ctx,
-      pod,
-      planned.pod,
-      ss.spec.patchPodMetadata ?? [],
-      deps.now(),
-    );
+    readyBefore ??= hasReadyCondition(pod);
+    const build = podUpgradeBuilder(ctx, ss.spec.patchPodMetadata ?? [], deps.now());
+    const change = build(pod, planned.pod, readyBefore);
     // Leadership may have been lost while we waited: a new leader must not meet our writes.
     signal.throwIfAborted();
     // A cold sidecar restarts in place: traffic first. A hot one starts in the idle slot while the

@@ -63,6 +63,12 @@ export function createControllerMetrics(
     labelNames: ['sidecarset', 'state'] as const,
     registers: [registry],
   });
+  const paused = new Gauge({
+    name: 'sidecarset_rollout_paused',
+    help: "1 while failed upgraded pods keep a SidecarSet's rollout paused (condition RolloutPaused, reason UnhealthyPods), else 0",
+    labelNames: ['sidecarset'] as const,
+    registers: [registry],
+  });
   const observer: RoundObserver = {
     status(sidecarSet, status) {
       for (const [state, field] of STATES) {
@@ -72,6 +78,10 @@ export function createControllerMetrics(
     },
     podsWritten(kind, count) {
       podWrites.inc({ kind }, count);
+    },
+    rolloutPaused(sidecarSet, isPaused) {
+      if (isPaused === undefined) paused.remove({ sidecarset: sidecarSet });
+      else paused.set({ sidecarset: sidecarSet }, isPaused ? 1 : 0);
     },
   };
   return { reconciles, reconcileSeconds, observer };

@@ -587,7 +587,7 @@ describe('the SidecarSet CRD', () => {
   assert.ok(version);
   const schema = obj(version, 'schema', 'openAPIV3Schema');
 
-  it('is cluster-scoped apps.kruise.io/v1alpha1 with status and OpenKruise printer columns', () => {
+  it("is cluster-scoped apps.kruise.io/v1alpha1 with status, OpenKruise's printer columns and the rollout pause", () => {
     assert.equal(at(crd, 'spec', 'group'), 'apps.kruise.io');
     assert.equal(at(crd, 'spec', 'scope'), 'Cluster');
     assert.deepEqual(at(crd, 'spec', 'names'), {
@@ -609,6 +609,8 @@ describe('the SidecarSet CRD', () => {
       ['MATCHED', '.status.matchedPods', 'integer'],
       ['UPDATED', '.status.updatedPods', 'integer'],
       ['READY', '.status.readyPods', 'integer'],
+      ['PAUSED', '.status.conditions[?(@.type=="RolloutPaused")].status', 'string'],
+      ['REASON', '.status.conditions[?(@.type=="RolloutPaused")].reason', 'string'],
       ['AGE', '.metadata.creationTimestamp', 'date'],
     ]);
   });

@@ -1,5 +1,5 @@
 /**
- * Whether a rollout must pause because too many upgraded pods failed (docs/adr/0012-health-gated-rollouts.md).
+ * Whether a rollout must pause because too many upgraded pods failed (docs/adr/0013-health-gated-rollouts.md).
  * Pure: the same SidecarSet, pods and time give the same answer, in any process, so a new leader
  * keeps the pause the old one found.
  */
@@ -35,6 +35,8 @@ export interface RolloutHealth {
   pause: boolean;
   /** For people: the pods that failed and why (empty when nothing failed). */
   message: string;
+  /** The first progress deadline of a pod still progressing: judge again then. */
+  recheckAt?: Date;
 }
 
 /** Pods named in a message before "… and N more". */
@@ -64,7 +66,13 @@ export function rolloutHealth(
     health.judged++;
     if (judged.state !== 'Failed') {
       if (judged.state === 'Healthy') health.healthy++;
-      else health.progressing++;
+      else {
+        health.progressing++;
+        const deadline = judged.upgradedAt.getTime() + settings.progressDeadlineSeconds * 1000;
+        if (health.recheckAt === undefined || deadline < health.recheckAt.getTime()) {
+          health.recheckAt = new Date(deadline);
+        }
+      }
     } else {
       health.failed.push({
         namespace: podNamespace(pod),

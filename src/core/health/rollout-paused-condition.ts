@@ -22,6 +22,8 @@ export interface PauseInput {
   health: RolloutHealth | undefined;
   /** spec.updateStrategy.paused. */
   userPaused: boolean;
+  /** metadata.generation: a pause holds for this spec only (rollout-gate.ts). */
+  generation: number | undefined;
 }
 
 /**
@@ -40,13 +42,15 @@ export function nextRolloutPausedConditions(
     previous !== undefined &&
     previous.status === next.status &&
     previous.reason === next.reason &&
-    previous.message === next.message
+    previous.message === next.message &&
+    previous.observedGeneration === input.generation
   ) {
     return undefined;
   }
   const changed: SidecarSetCondition = {
     type: ROLLOUT_PAUSED,
     ...next,
+    ...(input.generation === undefined ? {} : { observedGeneration: input.generation }),
     lastTransitionTime:
       previous?.status === next.status && previous.lastTransitionTime !== undefined
         ? previous.lastTransitionTime

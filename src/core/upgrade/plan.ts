@@ -26,8 +26,7 @@ import {
   isUpdated,
   upgradability,
 } from './pod-state.js';
-import { rolloutHealth } from '../health/rollout-health.js';
-import { healthSettings } from '../health/settings.js';
+import { rolloutGate } from '../health/rollout-gate.js';
 import { scatterCandidates } from './scatter.js';
 import { computeStatus } from './status.js';
 import type {
@@ -121,8 +120,7 @@ export function planUpgrade(
   };
   if (!ctx.notUpdate) {
     const upgraded = matched.filter((m) => m.updated).map((m) => m.pod);
-    const settings = healthSettings(sidecarSet);
-    plan.health = rolloutHealth(ctx, upgraded, matched.length, settings, options.now);
+    plan.health = rolloutGate(sidecarSet, ctx, upgraded, matched.length, options.now);
   }
   const outdated = (): MatchedPod[] => matched.filter((m) => !m.updated).sort(byName);
   // 3. and 4. A strategy that stops the rollout holds every outdated pod.

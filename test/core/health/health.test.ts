@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import type { Pod } from '../../../src/core/k8s-types.js';
 import type { SidecarSet } from '../../../src/core/sidecarset-types.js';
 import { judgePod, judgedContainers } from '../../../src/core/health/judge.js';
+import { rolloutGate } from '../../../src/core/health/rollout-gate.js';
 import { rolloutHealth } from '../../../src/core/health/rollout-health.js';
 import {
   ROLLOUT_PAUSED,
@@ -354,6 +355,48 @@ describe('planUpgrade with the health gate', () => {
   });
 });
 
+describe('rolloutGate: a recorded pause holds', () => {
+  const paused = (extra: Record<string, string> = {}, generation = 2): SidecarSet => {
+    const ss = sidecarSet(extra);
+    ss.metadata.generation = generation;
+    ss.status = {
+      conditions: [
+        {
+          type: ROLLOUT_PAUSED,
+          status: 'True',
+          reason: 'UnhealthyPods',
+          message: 'before',
+          observedGeneration: 2,
+          lastTransitionTime: '2026-07-02T10:10:00Z',
+        },
+      ],
+    };
+    return ss;
+  };
+  const gate = (ss: SidecarSet) =>
+    rolloutGate(ss, sidecarSetContext(ss), [upgraded(ss, 0, 'ready')], 3, seconds(2000));
+
+  it('while the pods recover, with its message', () => {
+    assert.deepEqual([gate(paused()).pause, gate(paused()).message], [true, 'before']);
+  });
+
+  it('not for a new spec, after a resume, with the gate off, or when it is lifted', () => {
+    assert.equal(gate(paused({}, 3)).pause, false);
+    assert.equal(
+      gate(paused({ 'sidecarset.dev/resumed-at': '2026-07-02T10:10:01Z' })).pause,
+      false,
+    );
+    assert.equal(gate(paused({ 'sidecarset.dev/resumed-at': '2026-07-02T10:09:00Z' })).pause, true);
+    assert.equal(gate(paused({ 'sidecarset.dev/health-gate': 'off' })).pause, false);
+    const lifted = paused();
+    const [condition] = lifted.status?.conditions ?? [];
+    assert.ok(condition);
+    condition.status = 'False';
+    assert.equal(gate(lifted).pause, false);
+    assert.equal(gate(sidecarSet()).pause, false);
+  });
+});
+
 describe('the RolloutPaused condition', () => {
   const ss = sidecarSet();
   const failing = rolloutHealth(
@@ -368,7 +411,7 @@ describe('the RolloutPaused condition', () => {
   it('True/UnhealthyPods with the message; unchanged stays undefined; then False/Resumed', () => {
     const paused = nextRolloutPausedConditions(
       undefined,
-      { health: failing, userPaused: false },
+      { health: failing, userPaused: false, generation: 2 },
       T0,
     );
     assert.deepEqual(paused, [
@@ -377,16 +420,21 @@ describe('the RolloutPaused condition', () => {
         status: 'True',
         reason: 'UnhealthyPods',
         message: failing.message,
+        observedGeneration: 2,
         lastTransitionTime: '2026-07-02T10:00:00Z',
       },
     ]);
     assert.equal(
-      nextRolloutPausedConditions(paused, { health: failing, userPaused: false }, seconds(5)),
+      nextRolloutPausedConditions(
+        paused,
+        { health: failing, userPaused: false, generation: 2 },
+        seconds(5),
+      ),
       undefined,
     );
     const resumed = nextRolloutPausedConditions(
       paused,
-      { health: healthy, userPaused: false },
+      { health: healthy, userPaused: false, generation: 2 },
       seconds(9),
     );
     const [condition] = resumed ?? [];
@@ -395,19 +443,23 @@ describe('the RolloutPaused condition', () => {
     assert.equal(condition.reason, 'Resumed');
     assert.equal(condition.lastTransitionTime, '2026-07-02T10:00:09Z');
     assert.equal(
-      nextRolloutPausedConditions(resumed, { health: healthy, userPaused: false }, seconds(20)),
+      nextRolloutPausedConditions(
+        resumed,
+        { health: healthy, userPaused: false, generation: 2 },
+        seconds(20),
+      ),
       undefined,
     );
   });
 
   it("a user's pause shows as True/Paused; a never-paused SidecarSet gets no condition", () => {
     assert.equal(
-      nextRolloutPausedConditions([], { health: healthy, userPaused: false }, T0),
+      nextRolloutPausedConditions([], { health: healthy, userPaused: false, generation: 2 }, T0),
       undefined,
     );
     const user = nextRolloutPausedConditions(
       [{ type: 'Other', status: 'True' }],
-      { health: undefined, userPaused: true },
+      { health: undefined, userPaused: true, generation: 2 },
       T0,
     );
     assert.deepEqual(
@@ -419,14 +471,14 @@ describe('the RolloutPaused condition', () => {
     );
     const lifted = nextRolloutPausedConditions(
       user,
-      { health: healthy, userPaused: false },
+      { health: healthy, userPaused: false, generation: 2 },
       seconds(1),
     );
     assert.equal(lifted?.[1]?.message, 'updateStrategy.paused is false');
     // The status stays True from a user's pause to an automatic one: the time is kept.
     const both = nextRolloutPausedConditions(
       user,
-      { health: failing, userPaused: true },
+      { health: failing, userPaused: true, generation: 2 },
       seconds(2),
     );
     const [, automatic] = both ?? [];
@@ -438,7 +490,7 @@ describe('the RolloutPaused condition', () => {
   it('rolloutPause: the automatic pause first, then the user pause, else not paused', () => {
     const conditions = nextRolloutPausedConditions(
       undefined,
-      { health: failing, userPaused: false },
+      { health: failing, userPaused: false, generation: 2 },
       T0,
     );
     const auto = { ...ss, status: { conditions: conditions ?? [] } };
