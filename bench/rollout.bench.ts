@@ -7,7 +7,9 @@
  *    approximateBytes of one slim pod), against the 2 KB target;
  * 2. rollout time, from the SidecarSet image change to status.updatedReadyPods === pods, against
  *    the time the budget alone allows: ceil(pods / maxUnavailable) waves × the kubelet's delay;
- * 3. reconciles, API requests per pod, and how full the controller kept the budget.
+ * 3. reconciles, API requests per pod, and how full the controller kept the budget;
+ * 4. the controller's cost (issue 10, point 5): API requests per upgraded pod against the target
+ *    of 2, and the Event objects the rollout created (aggregated: in proportion to rounds).
  *
  * Not a test: nothing is asserted, but the outcome is checked and printed (every pod on the new
  * image, each patched once, never more than maxUnavailable unavailable, sampled on every store
@@ -54,7 +56,7 @@ import type {
   KubeObject,
   StoreEvent,
 } from '../test/fake-apiserver/index.js';
-import { PODS, SIDECARSETS, startFakeApiServer } from '../test/fake-apiserver/index.js';
+import { EVENTS, PODS, SIDECARSETS, startFakeApiServer } from '../test/fake-apiserver/index.js';
 
 const env = process.env;
 const POD_COUNT = Number(env['BENCH_PODS'] ?? 10_000);
@@ -479,6 +481,12 @@ async function run(gc: Gc): Promise<boolean> {
       .join(', ');
     console.log(
       `(3) reconciles: ${reconcileTotal} (${reconciles.success} done, ${reconciles.requeue} requeued, ${reconciles.error} failed); API requests: ${requests.counts.total} = ${fmt(requests.counts.total / POD_COUNT, 2)} per pod (${kinds}); store events on pods: ${tracker.events}`,
+    );
+    const eventsCreated = requests.counts.byKind.get('POST events') ?? 0;
+    const eventsUpdated = requests.counts.byKind.get('PATCH events') ?? 0;
+    const perUpgradedPod = requests.counts.total / Math.max(requests.counts.podPatches.size, 1);
+    console.log(
+      `(4) cost: ${fmt(perUpgradedPod, 2)} API requests per upgraded pod ${perUpgradedPod <= 2 ? 'OK' : 'OVER'} (target ≤ 2, every request of the rollout counted); Events created: ${eventsCreated} (updated ${eventsUpdated} times) for ${requests.counts.podPatches.size} upgraded pods in ${reconcileTotal} reconciles; Event objects in the store: ${api.store.list(EVENTS).items.length}`,
     );
     console.log(
       `check: ${onNewImage}/${POD_COUNT} pods run the new sidecar and are ready; ${patchedOnce} patched once, ${patchedTwice} more than once; at most ${tracker.worst} unavailable (budget ${budget}) → ${ok ? 'OK' : 'WRONG'}`,

@@ -32,7 +32,8 @@ export const DEFAULT_CONTROLLER_FLAGS: ControllerFlags = {
   qps: 20,
   burst: 30,
   dryRun: false,
-  podEvents: true,
+  // Per-pod events make a rollout's Events grow with its pods (docs/adr/0013-health-gated-rollouts.md).
+  podEvents: false,
 };
 
 /**

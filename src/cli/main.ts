@@ -428,7 +428,7 @@ function addControllerOptions(command: Command): Command {
     .addOption(
       new Option(
         '--pod-events [bool]',
-        'send each upgraded pod its events (false: only the SidecarSet gets events)',
+        'also send each upgraded pod its own events (default false: only the SidecarSet gets events, aggregated)',
       )
         .env('SIDECARSET_POD_EVENTS')
         .argParser(parseBool)

@@ -2,6 +2,7 @@
 import { hostname } from 'node:os';
 
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { CoreV1Event } from '@kubernetes/client-node';
 import {
   ApiException,
   CoreV1Api,
@@ -14,6 +15,7 @@ import type { Pod, PodCondition } from '../core/k8s-types.js';
 import type { SidecarSetStatus } from '../core/sidecarset-types.js';
 import type { ClusterWriter, EventType, ObjectReference } from '../controller/writer.js';
 import { ConflictError } from '../controller/writer.js';
+import { EventCorrelator, correlationKey } from '../controller/event-correlator.js';
 
 const strategicMerge = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -22,10 +24,39 @@ const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const CLUSTER_EVENT_NAMESPACE = 'default';
 export const CONTROLLER_COMPONENT = 'sidecarset-controller';
 
+interface EventToSend {
+  about: ObjectReference;
+  type: EventType;
+  reason: string;
+  message: string;
+}
+
 export function createKubeWriter(kubeConfig: KubeConfig): ClusterWriter {
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const host = hostname();
+  const correlator = new EventCorrelator();
+  /** Updates the Event sent before under `key`; false when it is gone (expired: create anew). */
+  const repeat = async (key: string, message: string, now: Date): Promise<boolean> => {
+    const sent = correlator.lookup(key);
+    if (sent === undefined) return false;
+    const count = sent.count + 1;
+    const body = { count, message, lastTimestamp: now.toISOString() };
+    try {
+      await core.patchNamespacedEvent(
+        { name: sent.name, namespace: sent.namespace, body },
+        mergePatch,
+      );
+    } catch (err) {
+      if (err instanceof ApiException && err.code === 404) {
+        correlator.forget(key);
+        return false;
+      }
+      throw err;
+    }
+    correlator.remember(key, { ...sent, count });
+    return true;
+  };
   return {
     async getPod(namespace, name) {
       try {
@@ -52,24 +83,37 @@ export function createKubeWriter(kubeConfig: KubeConfig): ClusterWriter {
       );
     },
     async event(about: ObjectReference, type: EventType, reason: string, message: string) {
-      const namespace = about.namespace ?? CLUSTER_EVENT_NAMESPACE;
-      const now = new Date();
-      const body = {
-        metadata: { generateName: `${about.name}.`, namespace },
-        involvedObject: { ...about },
-        reason,
-        message,
-        type,
-        count: 1,
-        firstTimestamp: now,
-        lastTimestamp: now,
-        source: { component: CONTROLLER_COMPONENT, host },
-        reportingComponent: CONTROLLER_COMPONENT,
-        reportingInstance: host,
-      };
-      await core.createNamespacedEvent({ namespace, body });
+      const key = correlationKey(about, type, reason);
+      await correlator.serialize(key, async () => {
+        const now = new Date();
+        if (await repeat(key, message, now)) return;
+        const namespace = about.namespace ?? CLUSTER_EVENT_NAMESPACE;
+        const created = await createEvent(namespace, { about, type, reason, message }, now);
+        correlator.remember(key, { namespace, name: created.metadata.name ?? '', count: 1 });
+      });
     },
   };
+
+  function createEvent(
+    namespace: string,
+    { about, type, reason, message }: EventToSend,
+    now: Date,
+  ): Promise<CoreV1Event> {
+    const body = {
+      metadata: { generateName: `${about.name}.`, namespace },
+      involvedObject: { ...about },
+      reason,
+      message,
+      type,
+      count: 1,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      source: { component: CONTROLLER_COMPONENT, host },
+      reportingComponent: CONTROLLER_COMPONENT,
+      reportingInstance: host,
+    };
+    return core.createNamespacedEvent({ namespace, body });
+  }
 }
 
 async function conflictAware(write: () => Promise<unknown>): Promise<void> {

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
 import type { KubeObject } from '../fake-apiserver/index.js';
+import { EVENTS } from '../fake-apiserver/index.js';
 import type { TestCluster } from './cluster.js';
 import {
   container,
@@ -215,71 +216,74 @@ describe('gray release in a cluster', () => {
   });
 
   it('hot-upgrades: the new image in the empty slot, then the old slot back on the empty image', async () => {
-    await withCluster(async (cluster) => {
-      await createSidecarSet(
-        cluster,
-        sidecarSet('agent', {
-          selector: { matchLabels: { app: 'nginx' } },
-          containers: [
-            {
-              name: 'agent',
-              image: 'agent:1',
-              upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' },
-            },
-          ],
-          updateStrategy: { maxUnavailable: 2 },
-        }),
-      );
-      // One pod declares the InPlaceUpdateReady gate: a hot upgrade never closes it.
-      await createPods(cluster, 3, (i) => {
-        const pod = nginxPod(`web-${i}`);
-        if (i === 0) {
-          (pod['spec'] as Record<string, unknown>)['readinessGates'] = [
-            { conditionType: 'InPlaceUpdateReady' },
-          ];
-        }
-        return pod;
-      });
-      await waitFor(cluster, () => status(cluster, 'agent')?.['readyPods'] === 3, 'pods ready');
-      const gates: (string | undefined)[] = [];
-      const unsubscribe = cluster.api.store.subscribe(() => {
-        const now = gateStatus(cluster);
-        if (gates.at(-1) !== now) gates.push(now);
-      });
-      const slots = (pod: KubeObject): string[] => [
-        String(container(pod, 'agent-1')?.['image']),
-        String(container(pod, 'agent-2')?.['image']),
-      ];
-      assert.deepEqual(pods(cluster).map(slots), Array(3).fill(['agent:1', 'empty:1']));
-      await setImage(cluster, 'agent:2');
-      await settled(cluster, 2, 3);
-      await waitFor(
-        cluster,
-        () => pods(cluster).every((p) => slots(p).join() === 'empty:1,agent:2'),
-        'every pod on agent:2 in the second slot, the first back on the empty image',
-      );
-      for (const pod of pods(cluster)) {
-        const annotations = (pod['metadata'] as { annotations: Record<string, string> })
-          .annotations;
-        assert.equal(
-          annotations['kruise.io/sidecarset-working-hotupgrade-container'],
-          '{"agent":"agent-2"}',
+    await withCluster(
+      async (cluster) => {
+        await createSidecarSet(
+          cluster,
+          sidecarSet('agent', {
+            selector: { matchLabels: { app: 'nginx' } },
+            containers: [
+              {
+                name: 'agent',
+                image: 'agent:1',
+                upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' },
+              },
+            ],
+            updateStrategy: { maxUnavailable: 2 },
+          }),
         );
-        assert.equal(annotations['version.sidecarset.kruise.io/agent-1'], '0');
-        assert.equal(annotations['versionalt.sidecarset.kruise.io/agent-2'], '0');
-      }
-      await eventSent(cluster, 'ResetContainerSucceed');
-      unsubscribe();
-      assert.deepEqual(gates, ['True']);
-      // And back: the empty first slot takes agent:3.
-      await setImage(cluster, 'agent:3');
-      await settled(cluster, 3, 3);
-      await waitFor(
-        cluster,
-        () => pods(cluster).every((p) => slots(p).join() === 'agent:3,empty:1'),
-        'every pod on agent:3 in the first slot',
-      );
-    }, fast);
+        // One pod declares the InPlaceUpdateReady gate: a hot upgrade never closes it.
+        await createPods(cluster, 3, (i) => {
+          const pod = nginxPod(`web-${i}`);
+          if (i === 0) {
+            (pod['spec'] as Record<string, unknown>)['readinessGates'] = [
+              { conditionType: 'InPlaceUpdateReady' },
+            ];
+          }
+          return pod;
+        });
+        await waitFor(cluster, () => status(cluster, 'agent')?.['readyPods'] === 3, 'pods ready');
+        const gates: (string | undefined)[] = [];
+        const unsubscribe = cluster.api.store.subscribe(() => {
+          const now = gateStatus(cluster);
+          if (gates.at(-1) !== now) gates.push(now);
+        });
+        const slots = (pod: KubeObject): string[] => [
+          String(container(pod, 'agent-1')?.['image']),
+          String(container(pod, 'agent-2')?.['image']),
+        ];
+        assert.deepEqual(pods(cluster).map(slots), Array(3).fill(['agent:1', 'empty:1']));
+        await setImage(cluster, 'agent:2');
+        await settled(cluster, 2, 3);
+        await waitFor(
+          cluster,
+          () => pods(cluster).every((p) => slots(p).join() === 'empty:1,agent:2'),
+          'every pod on agent:2 in the second slot, the first back on the empty image',
+        );
+        for (const pod of pods(cluster)) {
+          const annotations = (pod['metadata'] as { annotations: Record<string, string> })
+            .annotations;
+          assert.equal(
+            annotations['kruise.io/sidecarset-working-hotupgrade-container'],
+            '{"agent":"agent-2"}',
+          );
+          assert.equal(annotations['version.sidecarset.kruise.io/agent-1'], '0');
+          assert.equal(annotations['versionalt.sidecarset.kruise.io/agent-2'], '0');
+        }
+        await eventSent(cluster, 'ResetContainerSucceed');
+        unsubscribe();
+        assert.deepEqual(gates, ['True']);
+        // And back: the empty first slot takes agent:3.
+        await setImage(cluster, 'agent:3');
+        await settled(cluster, 3, 3);
+        await waitFor(
+          cluster,
+          () => pods(cluster).every((p) => slots(p).join() === 'agent:3,empty:1'),
+          'every pod on agent:3 in the first slot',
+        );
+      },
+      { flags: { ...fast.flags, podEvents: true } },
+    );
   });
 
   it('stops within the budget when the new sidecar fails to start, and recovers with a good image', async () => {
@@ -444,6 +448,37 @@ describe('optional behaviour', () => {
         .requests((r) => r.method === 'POST' && r.resource === 'events')
         .map((r) => (r.body as { reason?: string }).reason);
       assert.deepEqual([...new Set(reasons)], ['UpgradeStarted']);
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('events are aggregated: one UpgradeStarted Event per SidecarSet, its count the rounds', async () => {
+    const cluster = await startTestCluster({ flags: { qps: 1000, burst: 1000 } });
+    try {
+      await setUpAgent(cluster, 3, { maxUnavailable: 1 });
+      await setImage(cluster, 'agent:2');
+      await settled(cluster, 2, 3);
+      const started = (): KubeObject[] =>
+        cluster.api.store.list(EVENTS).items.filter((e) => e['reason'] === 'UpgradeStarted');
+      await waitFor(cluster, () => started()[0]?.['count'] === 3, 'UpgradeStarted counted 3 times');
+      assert.equal(started().length, 1, 'one Event object');
+      const posts = cluster.api.control.requests(
+        (r) => r.method === 'POST' && r.resource === 'events',
+      );
+      assert.deepEqual(
+        posts.map((r) => (r.body as { reason?: string }).reason),
+        ['UpgradeStarted'],
+        'pod events are off by default; repeats are PATCHes',
+      );
+      // An Event deleted (expired) meanwhile is created anew.
+      const [event] = started();
+      assert.ok(event);
+      cluster.api.store.delete(EVENTS, 'default', event.metadata.name ?? '');
+      await setImage(cluster, 'agent:3');
+      await settled(cluster, 3, 3);
+      await waitFor(cluster, () => started()[0]?.['count'] === 3, 'a new Event, counted again');
+      assert.equal(started().length, 1);
     } finally {
       await cluster.close();
     }
