@@ -9,7 +9,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import type { ScenarioBackend } from '../scenarios/rollout.js';
 import { rolloutScenarios } from '../scenarios/rollout.js';
 import type { TestCluster } from './cluster.js';
-import { startTestCluster } from './cluster.js';
+import { metrics, startTestCluster } from './cluster.js';
 
 describe('rollout scenarios on the fake API server', () => {
   let cluster: TestCluster | undefined;
@@ -21,8 +21,10 @@ describe('rollout scenarios on the fake API server', () => {
   });
   rolloutScenarios((): ScenarioBackend => {
     if (cluster === undefined) throw new Error('the cluster did not start');
+    const started = cluster;
     const { api, kubelet } = cluster;
     return {
+      metrics: () => metrics(started),
       kubeConfig: () => api.kubeConfig(),
       kubelet,
       async createNamespace(name) {

@@ -29,6 +29,8 @@ describe('leader election on a real Lease', () => {
   let installation: Installation;
   let kubelet: ApiKubelet;
   const controllers: SidecarsetProcess[] = [];
+  /** Controllers killed by a test. */
+  const killed = new Set<SidecarsetProcess>();
 
   before(async () => {
     installation = await install(plane());
@@ -115,6 +117,7 @@ describe('leader election on a real Lease', () => {
       await eventually(async () => (await onNew()) >= 3, 'the rollout under way');
       const leader = controllers[first] as SidecarsetProcess;
       await leader.stop('SIGKILL');
+      killed.add(leader);
       assert.ok((await onNew()) < PODS, 'the leader died mid-rollout');
 
       const follower = controllers[1 - first] as SidecarsetProcess;
@@ -145,5 +148,81 @@ describe('leader election on a real Lease', () => {
     }
     assert.equal(upgrades.size, PODS, 'every pod was upgraded');
     assert.deepEqual([...new Set(upgrades.values())], [1], 'no pod was upgraded twice');
+  });
+
+  it('a rollout paused by failed pods stays paused across a failover, even once they recover', async () => {
+    const kc = plane().kubeConfig();
+    const core = kc.makeApiClient(CoreV1Api);
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const sidecarSets = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets' };
+    await custom.createClusterCustomObject({
+      ...sidecarSets,
+      body: {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'SidecarSet',
+        metadata: {
+          name: 'gated',
+          annotations: { 'sidecarset.dev/progress-deadline-seconds': '2' },
+        },
+        spec: {
+          selector: { matchLabels: { app: 'gated' } },
+          containers: [{ name: 'gated', image: 'gated:1' }],
+          updateStrategy: { maxUnavailable: 1 },
+        },
+      },
+    });
+    for (let i = 0; i < 3; i++) {
+      await core.createNamespacedPod({
+        namespace: 'default',
+        body: {
+          metadata: { name: `gated-${i}`, labels: { app: 'gated' } },
+          spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] },
+        },
+      });
+    }
+    const list = async (): Promise<PodJson[]> =>
+      (await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=gated' }))
+        .items as unknown as PodJson[];
+    const gated = (pod: PodJson): ReturnType<typeof sidecar> => sidecar(pod, 'gated');
+    await eventually(
+      async () => (await list()).every((p) => gated(p).ready && gated(p).running === 'gated:1'),
+      'pods injected and ready',
+    );
+    const paused = async (): Promise<string | undefined> => {
+      const ss = (await custom.getClusterCustomObject({ ...sidecarSets, name: 'gated' })) as {
+        status?: { conditions?: { type: string; status: string; reason?: string }[] };
+      };
+      const c = ss.status?.conditions?.find((x) => x.type === 'RolloutPaused');
+      return c === undefined ? undefined : `${c.status} ${c.reason ?? ''}`;
+    };
+    const leading = (c: SidecarsetProcess): boolean =>
+      c.logs.some((e) => e.msg === 'leading: reconciling SidecarSets');
+    const alive = controllers.filter((c) => !killed.has(c));
+    controllers.push(await installation.controller());
+    const leader = alive.find(leading);
+    assert.ok(leader, 'a controller leads');
+
+    kubelet.failImage('gated:never');
+    try {
+      await replaceSidecarSet(custom, 'gated', (spec) => {
+        (spec.containers[0] as { image: string }).image = 'gated:never';
+      });
+      await eventually(async () => (await paused()) === 'True UnhealthyPods', 'paused');
+    } finally {
+      kubelet.healImage('gated:never');
+    }
+    // The failed pod recovers; the pause holds (it is in the status) through the failover.
+    await eventually(
+      async () => (await list()).some((p) => gated(p).running === 'gated:never' && gated(p).ready),
+      'the pod recovered',
+    );
+    await leader.stop('SIGKILL');
+    killed.add(leader);
+    const next = controllers.at(-1) as SidecarsetProcess;
+    await eventually(() => leading(next), 'the new controller leads', 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    assert.equal(await paused(), 'True UnhealthyPods', 'still paused under the new leader');
+    const onNew = (await list()).filter((p) => gated(p).spec === 'gated:never');
+    assert.equal(onNew.length, 1, 'no more pods touched');
   });
 });

@@ -15,8 +15,11 @@ describe('rollout scenarios on a real API server', () => {
   const cluster = useControlPlane();
   const plane = cluster.plane;
   let kubelet: ApiKubelet | undefined;
+  let metricsUrl = '';
   before(async () => {
     const serve = await (await install(plane())).serve();
+    const listening = await serve.waitForLog((e) => e.msg === 'webhook listening', 'listening');
+    metricsUrl = String(listening['metricsUrl']);
     cluster.defer(async () => {
       assert.deepEqual(errors(serve), [], 'serve logged no errors');
       await serve.stop();
@@ -31,6 +34,7 @@ describe('rollout scenarios on a real API server', () => {
       kubeConfig: () => plane().kubeConfig(),
       kubelet,
       createNamespace: (name) => plane().createNamespace(name),
+      metrics: async () => (await fetch(`${metricsUrl}/metrics`)).text(),
     };
   });
 });

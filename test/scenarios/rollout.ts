@@ -5,12 +5,19 @@
  * of its own with a SidecarSet limited to it (`spec.namespace`), so scenarios do not see each other.
  */
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { describe, it } from 'node:test';
 
 import { eventually } from '../support/eventually.js';
 import { replaceSidecarSet } from '../support/replace-sidecarset.js';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, Watch } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  Watch,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 
 export interface ScenarioKubelet {
   failImage(image: string): void;
@@ -26,6 +33,8 @@ interface SetUp {
   readonly labels?: (i: number) => Record<string, string>;
   /** More of pod i's spec. */
   readonly podSpec?: (i: number) => Record<string, unknown>;
+  /** The SidecarSet's annotations (the health gate's settings). */
+  readonly annotations?: Record<string, string>;
 }
 
 /** A cluster with our webhook and controller running, and a kubelet that reports pod status. */
@@ -35,11 +44,14 @@ export interface ScenarioBackend {
   readonly kubelet: ScenarioKubelet;
   /** Creates a namespace that pods can be created in. */
   createNamespace(name: string): Promise<void>;
+  /** The controller's Prometheus metrics, as text. */
+  metrics(): Promise<string>;
 }
 
 export interface PodJson {
   metadata: {
     name: string;
+    uid?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
   };
@@ -56,6 +68,13 @@ export interface PodCondition {
   message?: string;
 }
 
+export interface SidecarSetCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+
 interface SidecarSetJson {
   metadata: { generation?: number };
   spec: Record<string, unknown> & { containers: { image: string }[] };
@@ -66,6 +85,7 @@ interface SidecarSetJson {
     readyPods?: number;
     updatedReadyPods?: number;
     collisionCount?: number;
+    conditions?: SidecarSetCondition[];
   };
 }
 
@@ -129,7 +149,10 @@ class Scenario {
   /** The namespace, the SidecarSet, and its pods (web-00, web-01, …) injected and ready. */
   async setUp(options: SetUp): Promise<void> {
     await this.backend.createNamespace(this.namespace);
-    await this.createSidecarSet({ updateStrategy: options.strategy ?? {}, ...options.spec });
+    await this.createSidecarSet(
+      { updateStrategy: options.strategy ?? {}, ...options.spec },
+      options.annotations,
+    );
     for (let i = 0; i < options.pods; i++) {
       await this.core.createNamespacedPod({
         namespace: this.namespace,
@@ -149,13 +172,16 @@ class Scenario {
     await this.watchPods();
   }
 
-  async createSidecarSet(spec: Record<string, unknown>): Promise<void> {
+  async createSidecarSet(
+    spec: Record<string, unknown>,
+    annotations: Record<string, string> = {},
+  ): Promise<void> {
     await this.custom.createClusterCustomObject({
       ...SIDECARSETS,
       body: {
         apiVersion: 'apps.kruise.io/v1alpha1',
         kind: 'SidecarSet',
-        metadata: { name: this.name },
+        metadata: { name: this.name, annotations },
         spec: {
           namespace: this.namespace,
           selector: { matchLabels: { app: 'web' } },
@@ -207,6 +233,58 @@ class Scenario {
   /** Read, change, replace; read again when the controller wrote the status in between (409). */
   update(change: (spec: SidecarSetJson['spec']) => void): Promise<void> {
     return replaceSidecarSet(this.custom, this.name, change);
+  }
+
+  /** Sets one annotation of the SidecarSet (a merge patch, as `kubectl annotate`). */
+  async annotate(key: string, value: string): Promise<void> {
+    await this.custom.patchClusterCustomObject(
+      { ...SIDECARSETS, name: this.name, body: { metadata: { annotations: { [key]: value } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+
+  /** The SidecarSet's RolloutPaused condition. */
+  async rolloutPaused(): Promise<SidecarSetCondition | undefined> {
+    return (await this.sidecarSet()).status?.conditions?.find((c) => c.type === 'RolloutPaused');
+  }
+
+  /** Waits for RolloutPaused with this status and reason. */
+  async waitRolloutPaused(status: string, reason: string): Promise<SidecarSetCondition> {
+    let found: SidecarSetCondition | undefined;
+    await eventually(async () => {
+      found = await this.rolloutPaused();
+      return found?.status === status && found.reason === reason;
+    }, `RolloutPaused ${status} ${reason}`);
+    if (found === undefined) throw new Error('no RolloutPaused condition');
+    return found;
+  }
+
+  /** Events about this SidecarSet with this reason (a cluster-scoped object's go to default). */
+  async events(reason: string): Promise<{ type?: string; message?: string; count?: number }[]> {
+    const list = await this.core.listNamespacedEvent({ namespace: 'default' });
+    return list.items.filter(
+      (e) =>
+        e.involvedObject.kind === 'SidecarSet' &&
+        e.involvedObject.name === this.name &&
+        e.reason === reason,
+    );
+  }
+
+  /** The metric sidecarset_rollout_paused for this SidecarSet, or undefined when not exported. */
+  async pausedMetric(): Promise<number | undefined> {
+    const line = (await this.backend.metrics())
+      .split('\n')
+      .find((l) => l.startsWith(`sidecarset_rollout_paused{sidecarset="${this.name}"}`));
+    return line === undefined ? undefined : Number(line.split(' ').at(-1));
+  }
+
+  /** Pods whose sidecar spec is this image. */
+  async onImage(image: string): Promise<PodJson[]> {
+    return (await this.pods()).filter((p) => sidecar(p).spec === image);
+  }
+
+  async deletePod(name: string): Promise<void> {
+    await this.core.deleteNamespacedPod({ name, namespace: this.namespace, gracePeriodSeconds: 0 });
   }
 
   setImage(image: string): Promise<void> {
@@ -559,6 +637,153 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
       await settle();
       const upgraded = (await s.upgraded()).map((p) => p.metadata.name).sort();
       assert.deepEqual(upgraded, ['web-00', 'web-01']);
+    });
+  });
+
+  describe('health-gated rollouts (docs/adr/0013-health-gated-rollouts.md)', () => {
+    /** A short progress deadline, so that failures are judged within the test. */
+    const fast = { 'sidecarset.dev/progress-deadline-seconds': '2' };
+
+    it('a sidecar that never becomes ready on 20 pods, maxUnavailable 50%: paused at the threshold, said everywhere; a fixed spec finishes', async () => {
+      const cluster = backend();
+      await withScenario(cluster, 'agent:2', async (s) => {
+        await s.setUp({
+          pods: 20,
+          strategy: { maxUnavailable: '50%' },
+          annotations: { ...fast, 'sidecarset.dev/unhealthy-pods-to-pause': '3' },
+        });
+        cluster.kubelet.failImage('agent:never-ready');
+        try {
+          await s.setImage('agent:never-ready');
+          const paused = await s.waitRolloutPaused('True', 'UnhealthyPods');
+          assert.match(paused.message ?? '', /^10 upgraded pod\(s\) failed \(pause at 3\): /);
+          assert.match(
+            paused.message ?? '',
+            /web-\d\d \(sidecar agent is not ready 2s after the upgrade\)/,
+          );
+          await settle();
+          assert.equal((await s.onImage('agent:never-ready')).length, 10, 'no more pods touched');
+          await eventually(async () => (await s.events('RolloutPaused')).length === 1, 'the event');
+          const [event] = await s.events('RolloutPaused');
+          assert.equal(event?.type, 'Warning');
+          await eventually(
+            async () => (await s.pausedMetric()) === 1,
+            'sidecarset_rollout_paused 1',
+          );
+          // The fix: a new spec, which the failed (not ready) pods get first.
+          await s.setImage('agent:2');
+          await s.waitUpgraded(20);
+          await s.waitRolloutPaused('False', 'Resumed');
+          await eventually(
+            async () => (await s.pausedMetric()) === 0,
+            'sidecarset_rollout_paused 0',
+          );
+        } finally {
+          cluster.kubelet.healImage('agent:never-ready');
+        }
+      });
+    });
+
+    it('undo: the old image written back brings every pod back in place', async () => {
+      const cluster = backend();
+      await withScenario(cluster, 'agent:1', async (s) => {
+        await s.setUp({ pods: 4, strategy: { maxUnavailable: 2 }, annotations: fast });
+        const uids = (await s.pods()).map((p) => p.metadata.uid);
+        cluster.kubelet.failImage('agent:bad-undo');
+        try {
+          await s.setImage('agent:bad-undo');
+          await s.waitRolloutPaused('True', 'UnhealthyPods');
+          await s.setImage('agent:1');
+          await eventually(
+            async () =>
+              (await s.pods()).every(
+                (p) => sidecar(p).running === 'agent:1' && sidecar(p).ready && podReady(p),
+              ),
+            'every pod back on agent:1, ready',
+          );
+          const after = await s.pods();
+          assert.deepEqual(
+            after.map((p) => p.metadata.uid),
+            uids,
+            'the same pods: in place',
+          );
+          for (const pod of after) {
+            const web = pod.status?.containerStatuses?.find((c) => c.name === 'web');
+            assert.equal(web?.restartCount, 0, `${pod.metadata.name}: the app kept running`);
+          }
+          await s.waitRolloutPaused('False', 'Resumed');
+        } finally {
+          cluster.kubelet.healImage('agent:bad-undo');
+        }
+      });
+    });
+
+    it('stays paused when the failed pods recover, until a user resumes (sidecarset.dev/resumed-at)', async () => {
+      const cluster = backend();
+      await withScenario(cluster, 'agent:flaky', async (s) => {
+        await s.setUp({ pods: 3, strategy: { maxUnavailable: 1 }, annotations: fast });
+        cluster.kubelet.failImage('agent:flaky');
+        try {
+          await s.setImage('agent:flaky');
+          await s.waitRolloutPaused('True', 'UnhealthyPods');
+        } finally {
+          cluster.kubelet.healImage('agent:flaky');
+        }
+        await s.waitUpgraded(1);
+        await settle();
+        assert.equal((await s.onImage('agent:flaky')).length, 1, 'still paused: no more pods');
+        assert.equal((await s.rolloutPaused())?.status, 'True');
+        await s.annotate('sidecarset.dev/resumed-at', new Date().toISOString());
+        await s.waitUpgraded(3);
+        await s.waitRolloutPaused('False', 'Resumed');
+      });
+    });
+
+    it('a healthy rollout never pauses', async () => {
+      await withScenario(backend(), 'agent:2', async (s) => {
+        await s.setUp({
+          pods: 4,
+          strategy: { maxUnavailable: 2 },
+          annotations: { 'sidecarset.dev/progress-deadline-seconds': '1' },
+        });
+        await s.setImage('agent:2');
+        await s.waitUpgraded(4);
+        await settle();
+        assert.equal(await s.rolloutPaused(), undefined);
+        assert.deepEqual(await s.events('RolloutPaused'), []);
+        assert.equal(await s.pausedMetric(), 0);
+      });
+    });
+
+    it('a pod deleted mid-rollout does not count as failed', async () => {
+      const cluster = backend();
+      await withScenario(cluster, 'agent:2', async (s) => {
+        await s.setUp({
+          pods: 3,
+          strategy: { maxUnavailable: 1 },
+          annotations: { ...fast, 'sidecarset.dev/unhealthy-pods-to-pause': '2' },
+        });
+        cluster.kubelet.failImage('agent:deleted');
+        try {
+          await s.setImage('agent:deleted');
+          let first = '';
+          await eventually(async () => {
+            first = (await s.onImage('agent:deleted'))[0]?.metadata.name ?? '';
+            return first !== '';
+          }, 'a first pod on the failing image');
+          await s.deletePod(first);
+          // Its budget freed, a second pod gets the image and fails: one failure, threshold two.
+          await eventually(
+            async () => (await s.onImage('agent:deleted')).some((p) => p.metadata.name !== first),
+            'a second pod on the failing image',
+          );
+          await new Promise((resolve) => setTimeout(resolve, 4000));
+          assert.notEqual((await s.rolloutPaused())?.status, 'True', 'not paused');
+          assert.equal((await s.onImage('agent:deleted')).length, 1, 'the budget holds the rest');
+        } finally {
+          cluster.kubelet.healImage('agent:deleted');
+        }
+      });
     });
   });
 }
