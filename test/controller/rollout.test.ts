@@ -41,87 +41,83 @@ function upgradedCount(cluster: TestCluster, to: string): number {
   return pods(cluster).filter((p) => image(p, 'logtail') === to).length;
 }
 
+/** Per-pod events are off by default (docs/adr/0013-health-gated-rollouts.md). */
+const withPodEvents = { flags: { podEvents: true } };
+
 describe('upgrade controller', () => {
   it("runs the article's example: 1/1/1/1, then an in-place upgrade to 0.16.18", async () => {
-    await withCluster(
-      async (cluster) => {
-        const set = parse(
-          await readFile(`${examples}logtail-sidecarset.yaml`, 'utf8'),
-        ) as JsonObject;
-        await createSidecarSet(cluster, set);
-        const pod = parse(await readFile(`${examples}nginx-pod.yaml`, 'utf8')) as JsonObject;
-        await cluster.core.createNamespacedPod({ namespace: 'default', body: pod });
-        const created = pods(cluster)[0];
-        assert.ok(created);
-        assert.deepEqual(
-          (created['spec'] as { containers: { name: string }[] }).containers.map((c) => c.name),
-          ['logtail', 'nginx'],
-        );
-        await waitFor(
-          cluster,
-          () => {
-            const s = status(cluster, 'logtail-sidecarset');
-            return (
-              s?.['matchedPods'] === 1 &&
-              s['updatedPods'] === 1 &&
-              s['readyPods'] === 1 &&
-              s['observedGeneration'] === 1
-            );
-          },
-          'status 1/1/1/1',
-        );
-        const before = pods(cluster)[0] as KubeObject;
-        const nginxRestarts = containerStatus(before, 'nginx')?.['restartCount'];
+    await withCluster(async (cluster) => {
+      const set = parse(await readFile(`${examples}logtail-sidecarset.yaml`, 'utf8')) as JsonObject;
+      await createSidecarSet(cluster, set);
+      const pod = parse(await readFile(`${examples}nginx-pod.yaml`, 'utf8')) as JsonObject;
+      await cluster.core.createNamespacedPod({ namespace: 'default', body: pod });
+      const created = pods(cluster)[0];
+      assert.ok(created);
+      assert.deepEqual(
+        (created['spec'] as { containers: { name: string }[] }).containers.map((c) => c.name),
+        ['logtail', 'nginx'],
+      );
+      await waitFor(
+        cluster,
+        () => {
+          const s = status(cluster, 'logtail-sidecarset');
+          return (
+            s?.['matchedPods'] === 1 &&
+            s['updatedPods'] === 1 &&
+            s['readyPods'] === 1 &&
+            s['observedGeneration'] === 1
+          );
+        },
+        'status 1/1/1/1',
+      );
+      const before = pods(cluster)[0] as KubeObject;
+      const nginxRestarts = containerStatus(before, 'nginx')?.['restartCount'];
 
-        await updateSidecarSet(cluster, 'logtail-sidecarset', (spec) => {
-          const containers = spec['containers'] as { image: string }[];
-          (containers[0] as { image: string }).image = 'log-service/logtail:0.16.18';
-        });
-        await waitFor(
-          cluster,
-          () => {
-            const s = status(cluster, 'logtail-sidecarset');
-            return (
-              s?.['observedGeneration'] === 2 &&
-              s['updatedPods'] === 1 &&
-              s['updatedReadyPods'] === 1
-            );
-          },
-          'the upgrade to finish',
-        );
-        const after = pods(cluster)[0] as KubeObject;
-        assert.equal(after.metadata.uid, before.metadata.uid, 'the same pod, not recreated');
-        assert.equal(image(after, 'logtail'), 'log-service/logtail:0.16.18');
-        assert.deepEqual(
-          container(after, 'nginx'),
-          container(before, 'nginx'),
-          'the app container is untouched',
-        );
-        assert.equal(
-          containerStatus(after, 'nginx')?.['restartCount'],
-          nginxRestarts,
-          'nginx was not restarted',
-        );
-        assert.equal(containerStatus(after, 'logtail')?.['image'], 'log-service/logtail:0.16.18');
-        const recorded = JSON.parse(
-          after.metadata.annotations?.['kruise.io/sidecarset-hash'] ?? '{}',
-        ) as Record<string, { controllerRevision?: string }>;
-        const latest = status(cluster, 'logtail-sidecarset')?.['latestRevision'];
-        assert.ok(typeof latest === 'string' && latest !== '');
-        assert.equal(
-          recorded['logtail-sidecarset']?.controllerRevision,
-          latest,
-          'the upgraded pod records the revision it was upgraded to',
-        );
-        const events = cluster.api.control.requests(
-          (r) => r.method === 'POST' && r.resource === 'events',
-        );
-        const reasons = events.map((e) => (e.body as { reason?: string } | undefined)?.reason);
-        assert.ok(reasons.includes('SidecarUpgradeStarted'), JSON.stringify(reasons));
-        await eventSent(cluster, 'SidecarUpgraded');
-      },
-      { flags: { podEvents: true } },
-    );
+      await updateSidecarSet(cluster, 'logtail-sidecarset', (spec) => {
+        const containers = spec['containers'] as { image: string }[];
+        (containers[0] as { image: string }).image = 'log-service/logtail:0.16.18';
+      });
+      await waitFor(
+        cluster,
+        () => {
+          const s = status(cluster, 'logtail-sidecarset');
+          return (
+            s?.['observedGeneration'] === 2 && s['updatedPods'] === 1 && s['updatedReadyPods'] === 1
+          );
+        },
+        'the upgrade to finish',
+      );
+      const after = pods(cluster)[0] as KubeObject;
+      assert.equal(after.metadata.uid, before.metadata.uid, 'the same pod, not recreated');
+      assert.equal(image(after, 'logtail'), 'log-service/logtail:0.16.18');
+      assert.deepEqual(
+        container(after, 'nginx'),
+        container(before, 'nginx'),
+        'the app container is untouched',
+      );
+      assert.equal(
+        containerStatus(after, 'nginx')?.['restartCount'],
+        nginxRestarts,
+        'nginx was not restarted',
+      );
+      assert.equal(containerStatus(after, 'logtail')?.['image'], 'log-service/logtail:0.16.18');
+      const recorded = JSON.parse(
+        after.metadata.annotations?.['kruise.io/sidecarset-hash'] ?? '{}',
+      ) as Record<string, { controllerRevision?: string }>;
+      const latest = status(cluster, 'logtail-sidecarset')?.['latestRevision'];
+      assert.ok(typeof latest === 'string' && latest !== '');
+      assert.equal(
+        recorded['logtail-sidecarset']?.controllerRevision,
+        latest,
+        'the upgraded pod records the revision it was upgraded to',
+      );
+      const events = cluster.api.control.requests(
+        (r) => r.method === 'POST' && r.resource === 'events',
+      );
+      const reasons = events.map((e) => (e.body as { reason?: string } | undefined)?.reason);
+      assert.ok(reasons.includes('SidecarUpgradeStarted'), JSON.stringify(reasons));
+      await eventSent(cluster, 'SidecarUpgraded');
+    }, withPodEvents);
   });
 
   it('upgrades 100 pods with maxUnavailable 10, never more than 10 unavailable at once', async () => {

@@ -27,6 +27,8 @@ import {
 } from './cluster.js';
 
 const fast = { flags: { qps: 1000, burst: 1000 } };
+/** Per-pod events are off by default (docs/adr/0013-health-gated-rollouts.md). */
+const fastWithPodEvents = { flags: { ...fast.flags, podEvents: true } };
 
 const agentImage = (pod: KubeObject): unknown => container(pod, 'agent')?.['image'];
 const onImage = (cluster: TestCluster, image: string): KubeObject[] =>
@@ -216,74 +218,71 @@ describe('gray release in a cluster', () => {
   });
 
   it('hot-upgrades: the new image in the empty slot, then the old slot back on the empty image', async () => {
-    await withCluster(
-      async (cluster) => {
-        await createSidecarSet(
-          cluster,
-          sidecarSet('agent', {
-            selector: { matchLabels: { app: 'nginx' } },
-            containers: [
-              {
-                name: 'agent',
-                image: 'agent:1',
-                upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' },
-              },
-            ],
-            updateStrategy: { maxUnavailable: 2 },
-          }),
-        );
-        // One pod declares the InPlaceUpdateReady gate: a hot upgrade never closes it.
-        await createPods(cluster, 3, (i) => {
-          const pod = nginxPod(`web-${i}`);
-          if (i === 0) {
-            (pod['spec'] as Record<string, unknown>)['readinessGates'] = [
-              { conditionType: 'InPlaceUpdateReady' },
-            ];
-          }
-          return pod;
-        });
-        await waitFor(cluster, () => status(cluster, 'agent')?.['readyPods'] === 3, 'pods ready');
-        const gates: (string | undefined)[] = [];
-        const unsubscribe = cluster.api.store.subscribe(() => {
-          const now = gateStatus(cluster);
-          if (gates.at(-1) !== now) gates.push(now);
-        });
-        const slots = (pod: KubeObject): string[] => [
-          String(container(pod, 'agent-1')?.['image']),
-          String(container(pod, 'agent-2')?.['image']),
-        ];
-        assert.deepEqual(pods(cluster).map(slots), Array(3).fill(['agent:1', 'empty:1']));
-        await setImage(cluster, 'agent:2');
-        await settled(cluster, 2, 3);
-        await waitFor(
-          cluster,
-          () => pods(cluster).every((p) => slots(p).join() === 'empty:1,agent:2'),
-          'every pod on agent:2 in the second slot, the first back on the empty image',
-        );
-        for (const pod of pods(cluster)) {
-          const annotations = (pod['metadata'] as { annotations: Record<string, string> })
-            .annotations;
-          assert.equal(
-            annotations['kruise.io/sidecarset-working-hotupgrade-container'],
-            '{"agent":"agent-2"}',
-          );
-          assert.equal(annotations['version.sidecarset.kruise.io/agent-1'], '0');
-          assert.equal(annotations['versionalt.sidecarset.kruise.io/agent-2'], '0');
+    await withCluster(async (cluster) => {
+      await createSidecarSet(
+        cluster,
+        sidecarSet('agent', {
+          selector: { matchLabels: { app: 'nginx' } },
+          containers: [
+            {
+              name: 'agent',
+              image: 'agent:1',
+              upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' },
+            },
+          ],
+          updateStrategy: { maxUnavailable: 2 },
+        }),
+      );
+      // One pod declares the InPlaceUpdateReady gate: a hot upgrade never closes it.
+      await createPods(cluster, 3, (i) => {
+        const pod = nginxPod(`web-${i}`);
+        if (i === 0) {
+          (pod['spec'] as Record<string, unknown>)['readinessGates'] = [
+            { conditionType: 'InPlaceUpdateReady' },
+          ];
         }
-        await eventSent(cluster, 'ResetContainerSucceed');
-        unsubscribe();
-        assert.deepEqual(gates, ['True']);
-        // And back: the empty first slot takes agent:3.
-        await setImage(cluster, 'agent:3');
-        await settled(cluster, 3, 3);
-        await waitFor(
-          cluster,
-          () => pods(cluster).every((p) => slots(p).join() === 'agent:3,empty:1'),
-          'every pod on agent:3 in the first slot',
+        return pod;
+      });
+      await waitFor(cluster, () => status(cluster, 'agent')?.['readyPods'] === 3, 'pods ready');
+      const gates: (string | undefined)[] = [];
+      const unsubscribe = cluster.api.store.subscribe(() => {
+        const now = gateStatus(cluster);
+        if (gates.at(-1) !== now) gates.push(now);
+      });
+      const slots = (pod: KubeObject): string[] => [
+        String(container(pod, 'agent-1')?.['image']),
+        String(container(pod, 'agent-2')?.['image']),
+      ];
+      assert.deepEqual(pods(cluster).map(slots), Array(3).fill(['agent:1', 'empty:1']));
+      await setImage(cluster, 'agent:2');
+      await settled(cluster, 2, 3);
+      await waitFor(
+        cluster,
+        () => pods(cluster).every((p) => slots(p).join() === 'empty:1,agent:2'),
+        'every pod on agent:2 in the second slot, the first back on the empty image',
+      );
+      for (const pod of pods(cluster)) {
+        const annotations = (pod['metadata'] as { annotations: Record<string, string> })
+          .annotations;
+        assert.equal(
+          annotations['kruise.io/sidecarset-working-hotupgrade-container'],
+          '{"agent":"agent-2"}',
         );
-      },
-      { flags: { ...fast.flags, podEvents: true } },
-    );
+        assert.equal(annotations['version.sidecarset.kruise.io/agent-1'], '0');
+        assert.equal(annotations['versionalt.sidecarset.kruise.io/agent-2'], '0');
+      }
+      await eventSent(cluster, 'ResetContainerSucceed');
+      unsubscribe();
+      assert.deepEqual(gates, ['True']);
+      // And back: the empty first slot takes agent:3.
+      await setImage(cluster, 'agent:3');
+      await settled(cluster, 3, 3);
+      await waitFor(
+        cluster,
+        () => pods(cluster).every((p) => slots(p).join() === 'agent:3,empty:1'),
+        'every pod on agent:3 in the first slot',
+      );
+    }, fastWithPodEvents);
   });
 
   it('stops within the budget when the new sidecar fails to start, and recovers with a good image', async () => {
