@@ -375,7 +375,7 @@ describe('RBAC', () => {
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
-      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     ]);
     const binding = one('rbac.authorization.k8s.io/v1/ClusterRoleBinding', 'sidecarset-webhook');
     const lease = one('rbac.authorization.k8s.io/v1/Role', 'sidecarset-leader-election');
