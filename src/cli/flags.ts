@@ -32,7 +32,7 @@ export const DEFAULT_CONTROLLER_FLAGS: ControllerFlags = {
   qps: 20,
   burst: 30,
   dryRun: false,
-  // Per-pod events make a rollout's Events grow with its pods (docs/adr/0013-health-gated-rollouts.md).
+  // Per-pod events make a rollout's Events grow with its pods (docs/adr/0014-health-gated-rollouts.md).
   podEvents: false,
 };
 

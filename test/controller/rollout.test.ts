@@ -41,7 +41,7 @@ function upgradedCount(cluster: TestCluster, to: string): number {
   return pods(cluster).filter((p) => image(p, 'logtail') === to).length;
 }
 
-/** Per-pod events are off by default (docs/adr/0013-health-gated-rollouts.md). */
+/** Per-pod events are off by default (docs/adr/0014-health-gated-rollouts.md). */
 const withPodEvents = { flags: { podEvents: true } };
 
 describe('upgrade controller', () => {

@@ -27,7 +27,7 @@ import {
 } from './cluster.js';
 
 const fast = { flags: { qps: 1000, burst: 1000 } };
-/** Per-pod events are off by default (docs/adr/0013-health-gated-rollouts.md). */
+/** Per-pod events are off by default (docs/adr/0014-health-gated-rollouts.md). */
 const fastWithPodEvents = { flags: { ...fast.flags, podEvents: true } };
 
 const agentImage = (pod: KubeObject): unknown => container(pod, 'agent')?.['image'];

@@ -640,7 +640,7 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
     });
   });
 
-  describe('health-gated rollouts (docs/adr/0013-health-gated-rollouts.md)', () => {
+  describe('health-gated rollouts (docs/adr/0014-health-gated-rollouts.md)', () => {
     /** A short progress deadline, so that failures are judged within the test. */
     const fast = { 'sidecarset.dev/progress-deadline-seconds': '2' };
 

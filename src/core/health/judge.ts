@@ -1,5 +1,5 @@
 /**
- * The health of pods whose sidecars the controller upgraded in place (docs/adr/0013-health-gated-rollouts.md):
+ * The health of pods whose sidecars the controller upgraded in place (docs/adr/0014-health-gated-rollouts.md):
  * healthy once every sidecar of the SidecarSet runs the new image and is ready, and the pod is
  * Ready (when it was before the upgrade); failed when a sidecar restarted more than the tolerated
  * number of times since the upgrade (crash loop), or when the progress deadline has passed since

@@ -1,5 +1,5 @@
 /**
- * Whether a rollout must pause because too many upgraded pods failed (docs/adr/0013-health-gated-rollouts.md).
+ * Whether a rollout must pause because too many upgraded pods failed (docs/adr/0014-health-gated-rollouts.md).
  * Pure: the same SidecarSet, pods and time give the same answer, in any process, so a new leader
  * keeps the pause the old one found.
  */

@@ -1,7 +1,7 @@
 /**
  * The health gate's settings, read from the SidecarSet's own annotations (never from new spec
  * fields: OpenKruise manifests stay valid and unchanged). Names and defaults:
- * docs/adr/0013-health-gated-rollouts.md.
+ * docs/adr/0014-health-gated-rollouts.md.
  */
 import type { SidecarSet } from '../sidecarset-types.js';
 
