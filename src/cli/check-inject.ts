@@ -13,6 +13,8 @@ import type { Io } from './io.js';
 
 export interface CheckInjectOptions extends ClusterFlags {
   namespace?: string;
+  /** The MutatingWebhookConfiguration of the pod webhook, whose selectors decide what it sees. */
+  webhookConfiguration: string;
   output: 'table' | DataFormat;
 }
 
@@ -24,12 +26,13 @@ export async function runCheckInject(
   const kubeConfig = cliKubeConfig(options);
   const client = createCliClient(kubeConfig);
   const namespace = options.namespace ?? contextNamespace(kubeConfig);
-  const [pod, sidecarSets, namespaces] = await Promise.all([
+  const [pod, sidecarSets, namespaces, webhook] = await Promise.all([
     client.getPod(namespace, podName),
     client.listSidecarSets(),
     client.namespaceLabels(namespace),
+    client.podWebhookSelectors(options.webhookConfiguration),
   ]);
-  const result = checkInjection(pod, sidecarSets, namespaces);
+  const result = checkInjection(pod, sidecarSets, namespaces, webhook);
   io.stdout.write(
     options.output === 'table' ? renderTable(result) : renderData(result, options.output),
   );

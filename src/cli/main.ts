@@ -198,6 +198,11 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
       )
       .argument('<pod>', 'the pod')
       .option('-n, --namespace <ns>', "the pod's namespace (default: the context's)")
+      .option(
+        '--webhook-configuration <name>',
+        "the pod webhook's MutatingWebhookConfiguration",
+        'sidecarset-mutating-webhook',
+      )
       .addOption(outputOption()),
   ).action(async (pod: string, opts: CheckInjectOptions) => {
     const { runCheckInject } = await import('./check-inject.js');

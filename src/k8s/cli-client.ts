@@ -6,6 +6,7 @@
  * not be reached.
  */
 import {
+  AdmissionregistrationV1Api,
   ApiException,
   ApisApi,
   AppsV1Api,
@@ -17,6 +18,7 @@ import {
 } from '@kubernetes/client-node';
 
 import { SIDECARSET_NAME_LABEL } from '../core/annotations.js';
+import type { WebhookSelectors } from '../core/diagnosis/check-inject.js';
 import type { Pod } from '../core/k8s-types.js';
 import type { NamespaceLabels } from '../core/match.js';
 import type { StoredRevision } from '../core/revisions/history.js';
@@ -86,6 +88,11 @@ export interface CliClient {
   namespaces(): Promise<NamespaceLabels>;
   /** One namespace's labels: what matching a pod of that namespace reads. */
   namespaceLabels(name: string): Promise<NamespaceLabels>;
+  /**
+   * The namespaceSelector and objectSelector of the pod webhook (the one whose rules cover pod
+   * creation) in this MutatingWebhookConfiguration; undefined when it cannot be read.
+   */
+  podWebhookSelectors(configuration: string): Promise<WebhookSelectors | undefined>;
   /** The SidecarSet's ControllerRevisions in `namespace`, where the controller keeps them. */
   revisions(name: string, namespace: string): Promise<StoredRevision[]>;
 }
@@ -96,6 +103,7 @@ export function createCliClient(kubeConfig: KubeConfig): CliClient {
   const apps = kubeConfig.makeApiClient(AppsV1Api);
   const server = kubeConfig.getCurrentCluster()?.server ?? '';
   const apis = kubeConfig.makeApiClient(ApisApi);
+  const admission = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
   let version: Promise<string> | undefined;
   const sidecarSetVersion = (): Promise<string> =>
     (version ??= call('the API group apps.kruise.io', async () => {
@@ -192,6 +200,29 @@ export function createCliClient(kubeConfig: KubeConfig): CliClient {
         );
         return { get: (name: string) => byName.get(name) };
       }),
+    podWebhookSelectors: async (configuration) => {
+      let found;
+      try {
+        found = await admission.readMutatingWebhookConfiguration({ name: configuration });
+      } catch {
+        // Not installed under that name, or not readable by this user: the scope is then unknown.
+        return undefined;
+      }
+      const webhook = (found.webhooks ?? []).find((w) =>
+        (w.rules ?? []).some(
+          (r) =>
+            (r.resources ?? []).some((res) => res === 'pods' || res === '*') &&
+            (r.operations ?? []).some((op) => op === 'CREATE' || op === '*'),
+        ),
+      );
+      if (webhook === undefined) return undefined;
+      return {
+        ...(webhook.namespaceSelector === undefined
+          ? {}
+          : { namespaceSelector: webhook.namespaceSelector }),
+        ...(webhook.objectSelector === undefined ? {} : { objectSelector: webhook.objectSelector }),
+      };
+    },
     revisions: (name, namespace) =>
       call(`the ControllerRevisions of ${RESOURCE} "${name}"`, async () => {
         const list = await apps.listNamespacedControllerRevision({

@@ -191,6 +191,35 @@ describe('rollout commands and check-inject on a real API server', () => {
       [['logtail', 'NotInjected', "spec.selector does not match the pod's labels"]],
     );
 
+    // The installed webhook configuration leaves sidecarset-system out (manifests/).
+    await core.createNamespacedPod({
+      namespace: 'sidecarset-system',
+      body: {
+        metadata: { name: 'probe', labels: { app: 'web' } },
+        spec: {
+          serviceAccountName: 'sidecarset',
+          // The namespace enforces the restricted Pod Security Standard.
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [
+            {
+              name: 'probe',
+              image: 'nginx:1.27',
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                capabilities: { drop: ['ALL'] },
+              },
+            },
+          ],
+        },
+      },
+    });
+    const unseen = await plugin(['check-inject', 'probe', '-n', 'sidecarset-system']);
+    assert.equal(unseen.code, 0, unseen.stderr);
+    assert.match(
+      unseen.stdout,
+      /^webhook scope: the pod webhook's namespaceSelector leaves namespace sidecarset-system out: it never sees the pod$/m,
+    );
+
     const absent = await plugin(['check-inject', 'nope', '-n', NAMESPACE]);
     assert.equal(absent.code, 1);
     assert.equal(absent.stderr, 'error: pod "shop/nope" not found\n');

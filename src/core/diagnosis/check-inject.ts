@@ -17,7 +17,8 @@ import {
   SIDECARSET_HASH,
   SIDECARSET_INJECTED_LIST,
 } from '../annotations.js';
-import type { Pod } from '../k8s-types.js';
+import type { LabelSelector, Pod } from '../k8s-types.js';
+import { selectorMatchesAll } from '../selector.js';
 import type { NamespaceLabels } from '../match.js';
 import {
   matchNamespace,
@@ -43,6 +44,7 @@ export const CHECKS = [
   'conflicts',
   'creation',
   'upgrade',
+  'webhook',
 ] as const;
 export type CheckName = (typeof CHECKS)[number];
 
@@ -93,10 +95,17 @@ export interface PodCheck {
   verdicts: InjectionVerdict[];
 }
 
+/** The pod webhook's own selectors as installed (manifests/: not kube-system, ...), if known. */
+export interface WebhookSelectors {
+  namespaceSelector?: LabelSelector;
+  objectSelector?: LabelSelector;
+}
+
 export function checkInjection(
   pod: Readonly<Pod>,
   sidecarSets: readonly SidecarSet[],
   namespaces: NamespaceLabels,
+  webhook: WebhookSelectors = {},
 ): PodCheck {
   const namespace = podNamespace(pod);
   const sorted = [...sidecarSets].sort((a, b) =>
@@ -108,12 +117,16 @@ export function checkInjection(
   const matching = sorted.filter((ss) => matches.get(ss)?.matched === true);
   const injectedList = injectedNames(pod);
   const known = new Set(sorted.map((ss) => ss.metadata.name ?? ''));
+  const unseen = unseenBecause(pod, namespace, namespaces, webhook);
   return {
     pod: `${namespace}/${pod.metadata.name ?? ''}`,
-    webhookScope: scopeCheck(pod, sidecarSets, namespace, namespaces),
+    webhookScope:
+      unseen === undefined
+        ? scopeCheck(pod, sidecarSets, namespace, namespaces)
+        : { inScope: false, precision: 'everything', message: unseen },
     unknownInjected: [...injectedList].filter((n) => !known.has(n)).sort(compareStrings),
     verdicts: sorted.map((ss) =>
-      verdictFor(ss, { pod, namespace, namespaces, matching, injectedList }),
+      verdictFor(ss, { pod, namespace, namespaces, matching, injectedList, unseen }),
     ),
   };
 }
@@ -125,6 +138,31 @@ interface Inputs {
   /** The SidecarSets that match the pod now. */
   matching: readonly SidecarSet[];
   injectedList: ReadonlySet<string>;
+  /** Why the installed webhook never sees the pod, if it does not. */
+  unseen: string | undefined;
+}
+
+/** Why the webhook's installed selectors leave the pod out, or undefined when they do not. */
+function unseenBecause(
+  pod: Readonly<Pod>,
+  namespace: string,
+  namespaces: NamespaceLabels,
+  webhook: WebhookSelectors,
+): string | undefined {
+  const nsLabels = namespaces.get(namespace) ?? minimalNamespaceLabels(namespace);
+  if (
+    webhook.namespaceSelector !== undefined &&
+    !selectorMatchesAll(webhook.namespaceSelector, nsLabels)
+  ) {
+    return `the pod webhook's namespaceSelector leaves namespace ${namespace} out: it never sees the pod`;
+  }
+  if (
+    webhook.objectSelector !== undefined &&
+    !selectorMatchesAll(webhook.objectSelector, pod.metadata.labels ?? {})
+  ) {
+    return "the pod webhook's objectSelector leaves the pod out: it never sees the pod";
+  }
+  return undefined;
 }
 
 /**
@@ -160,6 +198,9 @@ function verdictFor(ss: SidecarSet, inputs: Inputs): InjectionVerdict {
     canaryCheck(ss, inputs),
     conflictsCheck(ss, inputs, injected),
   ];
+  if (inputs.unseen !== undefined && !injected) {
+    checks.push({ name: 'webhook', ok: false, message: inputs.unseen });
+  }
   const creation = creationCheck(ss, inputs.pod, injected);
   if (creation !== undefined) checks.push(creation);
   if (injected) checks.push(upgradeCheck(ss, inputs.pod));

@@ -234,4 +234,55 @@ describe('checkInjection', () => {
     const unknownNamespace: NamespaceLabels = { get: () => undefined };
     assert.equal(checkInjection(pod(), [logtail], unknownNamespace).webhookScope.inScope, true);
   });
+
+  it("a pod the installed webhook's selectors leave out is not missed: the webhook never sees it", () => {
+    const system = pod({ namespace: 'kube-system' });
+    const installed = {
+      namespaceSelector: {
+        matchExpressions: [
+          {
+            key: 'kubernetes.io/metadata.name',
+            operator: 'NotIn' as const,
+            values: ['kube-system'],
+          },
+        ],
+      },
+    };
+    const result = checkInjection(system, [logtail], ANY_NAMESPACE, installed);
+    assert.deepEqual(result.webhookScope, {
+      inScope: false,
+      precision: 'everything',
+      message:
+        "the pod webhook's namespaceSelector leaves namespace kube-system out: it never sees the pod",
+    });
+    const [v] = result.verdicts;
+    assert.equal(v?.state, 'NotInjected');
+    assert.equal(v.reason, result.webhookScope.message);
+    // A pod elsewhere is seen, and missed as before.
+    assert.equal(
+      checkInjection(pod(), [logtail], ANY_NAMESPACE, installed).verdicts[0]?.state,
+      'Missed',
+    );
+    const optOut = {
+      objectSelector: {
+        matchExpressions: [{ key: 'no-sidecars', operator: 'DoesNotExist' as const }],
+      },
+    };
+    const skipped = checkInjection(
+      pod({ labels: { app: 'web', 'no-sidecars': 'true' } }),
+      [logtail],
+      ANY_NAMESPACE,
+      optOut,
+    );
+    assert.equal(
+      skipped.verdicts[0]?.reason,
+      "the pod webhook's objectSelector leaves the pod out: it never sees the pod",
+    );
+    // An injected pod stays injected, whatever the selectors say now.
+    const injected = injectedBy(pod({ namespace: 'kube-system' }), logtail);
+    assert.equal(
+      checkInjection(injected, [logtail], ANY_NAMESPACE, installed).verdicts[0]?.state,
+      'Injected',
+    );
+  });
 });
