@@ -22,6 +22,10 @@ export interface ControllerFlags {
   dryRun: boolean;
   /** Per-pod events (SidecarUpgradeStarted, SidecarUpgraded, ResetContainerSucceed). */
   podEvents: boolean;
+  /** Keep the pod webhook's matchConditions and selectors in step with the SidecarSets. */
+  scopePodWebhook: boolean;
+  /** The MutatingWebhookConfiguration holding the pod webhook. */
+  podWebhookConfiguration: string;
 }
 
 export const DEFAULT_CONTROLLER_FLAGS: ControllerFlags = {
@@ -34,6 +38,8 @@ export const DEFAULT_CONTROLLER_FLAGS: ControllerFlags = {
   dryRun: false,
   // Per-pod events make a rollout's Events grow with its pods (docs/adr/0014-health-gated-rollouts.md).
   podEvents: false,
+  scopePodWebhook: true,
+  podWebhookConfiguration: 'sidecarset-mutating-webhook',
 };
 
 /**

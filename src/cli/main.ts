@@ -438,6 +438,23 @@ function addControllerOptions(command: Command): Command {
         .env('SIDECARSET_POD_EVENTS')
         .argParser(parseBool)
         .default(d.podEvents),
+    )
+    .addOption(
+      new Option(
+        '--scope-pod-webhook [bool]',
+        'keep the pod webhook scoped to the pods a SidecarSet can match (false: remove the scope)',
+      )
+        .env('SIDECARSET_SCOPE_POD_WEBHOOK')
+        .argParser(parseBool)
+        .default(d.scopePodWebhook),
+    )
+    .addOption(
+      new Option(
+        '--pod-webhook-configuration <name>',
+        'the MutatingWebhookConfiguration whose pod webhook is scoped',
+      )
+        .env('SIDECARSET_POD_WEBHOOK_CONFIGURATION')
+        .default(d.podWebhookConfiguration),
     );
 }
 

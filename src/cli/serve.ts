@@ -266,6 +266,10 @@ export function launchController(
     burst: flags.burst,
     dryRun: flags.dryRun,
     podEvents: flags.podEvents,
+    podWebhookScope: {
+      configurationName: flags.podWebhookConfiguration,
+      enabled: flags.scopePodWebhook,
+    },
     namespace: flags.leaderElectionNamespace,
     ...(flags.leaderElect
       ? { leaderElection: { namespace: flags.leaderElectionNamespace, name: flags.leaseName } }

@@ -30,6 +30,8 @@ import {
   revisionsOf,
 } from '../k8s/revisions.js';
 import { slimPod } from '../k8s/slim-pod.js';
+import type { WebhookScope } from '../core/scope/webhook-scope.js';
+import { createScopeWriter } from '../k8s/webhook-scope-writer.js';
 import { createUpgradeExpectations } from './expectations.js';
 import { createPodIndex } from './pod-index.js';
 import type { WorkQueue } from './queue.js';
@@ -37,6 +39,7 @@ import { createWorkQueue } from './queue.js';
 import { createTokenBucket } from './rate-limiter.js';
 import type { ControllerView, ReconcileDeps, RoundObserver } from './reconcile.js';
 import { reconcileSidecarSet } from './reconcile.js';
+import { createScopeKeeper } from './scope-keeper.js';
 import { dryRunRevisionWriter, registerLatestRevision } from './revisions.js';
 import type { ClusterWriter } from './writer.js';
 import { dryRunWriter } from './writer.js';
@@ -77,6 +80,17 @@ export interface ControllerOptions {
   onReconcile?: (outcome: 'success' | 'requeue' | 'error', seconds: number) => void;
   /** Told what each round found and wrote. */
   observer?: RoundObserver;
+  /** Keep the pod webhook's scope (docs/adr/0012-scoped-pod-webhook.md); not in a dry run. */
+  podWebhookScope?: PodWebhookScopeConfig;
+}
+
+export interface PodWebhookScopeConfig {
+  /** The MutatingWebhookConfiguration holding the pod webhook. */
+  configurationName: string;
+  /** false: remove a scope an earlier run wrote, and keep none. */
+  enabled: boolean;
+  resyncMs?: number;
+  onWritten?: (scope: WebhookScope | undefined) => void;
 }
 
 export interface Controller {
@@ -100,6 +114,21 @@ export function createController(options: ControllerOptions): Controller {
   const enqueue = (names: Iterable<string>): void => {
     for (const name of names) queue?.add(name);
   };
+  const scopeConfig = options.dryRun ? undefined : options.podWebhookScope;
+  const scopeKeeper =
+    scopeConfig &&
+    createScopeKeeper({
+      writer: createScopeWriter({
+        kubeConfig: options.kubeConfig,
+        configurationName: scopeConfig.configurationName,
+        logger: log,
+      }),
+      sidecarSets: () => sidecarSets.list(),
+      enabled: scopeConfig.enabled,
+      logger: log,
+      ...(scopeConfig.resyncMs === undefined ? {} : { resyncMs: scopeConfig.resyncMs }),
+      ...(scopeConfig.onWritten === undefined ? {} : { onWritten: scopeConfig.onWritten }),
+    });
 
   const sidecarSets: Reflector<SidecarSet> = createReflector({
     kubeConfig: options.kubeConfig,
@@ -109,11 +138,13 @@ export function createController(options: ControllerOptions): Controller {
     logger: log,
     handlers: {
       onAdd: (ss) => {
+        scopeKeeper?.changed();
         enqueue([ss.metadata.name ?? '']);
       },
       // Spec and annotation changes only (the health gate's settings and resume are
       // annotations): our own status writes must not trigger another round.
       onUpdate: (old, ss) => {
+        if (old.metadata.generation !== ss.metadata.generation) scopeKeeper?.changed();
         if (
           old.metadata.generation !== ss.metadata.generation ||
           !sameAnnotations(old.metadata.annotations, ss.metadata.annotations)
@@ -122,6 +153,7 @@ export function createController(options: ControllerOptions): Controller {
         }
       },
       onDelete: (ss) => {
+        scopeKeeper?.changed();
         enqueue([ss.metadata.name ?? '']);
       },
     },
@@ -244,6 +276,7 @@ export function createController(options: ControllerOptions): Controller {
     queue = q;
     enqueue(sidecarSets.list().map((ss) => ss.metadata.name ?? ''));
     q.start();
+    scopeKeeper?.lead(signal);
     signal.addEventListener('abort', () => {
       leading = false;
       options.onLeading?.(false);

@@ -367,6 +367,7 @@ describe('RBAC', () => {
     const rules = objs(role, 'rules').map((r) => ({
       apiGroups: r['apiGroups'],
       resources: r['resources'],
+      ...(r['resourceNames'] === undefined ? {} : { resourceNames: r['resourceNames'] }),
       verbs: r['verbs'],
     }));
     assert.deepEqual(rules, [
@@ -376,6 +377,12 @@ describe('RBAC', () => {
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+      {
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['mutatingwebhookconfigurations'],
+        resourceNames: ['sidecarset-mutating-webhook'],
+        verbs: ['get', 'patch'],
+      },
     ]);
     const binding = one('rbac.authorization.k8s.io/v1/ClusterRoleBinding', 'sidecarset-webhook');
     const lease = one('rbac.authorization.k8s.io/v1/Role', 'sidecarset-leader-election');

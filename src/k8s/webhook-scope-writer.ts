@@ -1,0 +1,92 @@
+/**
+ * Writes the pod webhook's scope into its MutatingWebhookConfiguration
+ * (docs/adr/0012-scoped-pod-webhook.md): GET, then a JSON patch of only the scope's fields
+ * (src/core/scope/configuration-patch.ts). A 409 (someone else wrote in between: the caBundle
+ * writer, a re-apply) reads again; a 422 (the API server refuses the expression) falls back to the
+ * next, wider level. RBAC: get and patch on the one configuration.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  AdmissionregistrationV1Api,
+  ApiException,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+
+import type { ScopedConfiguration } from '../core/scope/configuration-patch.js';
+import { scopePatch } from '../core/scope/configuration-patch.js';
+import type { WebhookScope } from '../core/scope/webhook-scope.js';
+
+export interface ScopeWriter {
+  /**
+   * Gives the pod webhook the first of `levels` the API server accepts (undefined: removes any
+   * scope). Resolves with the level now in place, or undefined when none is (no configuration,
+   * or scoping removed).
+   */
+  write(levels: readonly WebhookScope[] | undefined): Promise<WebhookScope | undefined>;
+}
+
+/** Conflicts in a row before a write gives up until the next sync. */
+const MAX_ATTEMPTS = 5;
+
+export function createScopeWriter(options: {
+  kubeConfig: KubeConfig;
+  configurationName: string;
+  logger: Logger;
+}): ScopeWriter {
+  const api = options.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+  const name = options.configurationName;
+  const log = options.logger.child({ configuration: `mutating/${name}` });
+  const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
+  let missing = false;
+
+  async function read(): Promise<ScopedConfiguration | undefined> {
+    try {
+      const config = (await api.readMutatingWebhookConfiguration({ name })) as ScopedConfiguration;
+      missing = false;
+      return config;
+    } catch (err) {
+      if (statusOf(err) !== 404) throw err;
+      if (!missing) log.warn('the pod webhook configuration is not found; its scope is not kept');
+      missing = true;
+      return undefined;
+    }
+  }
+
+  return {
+    async write(levels) {
+      const wanted = levels ?? [undefined];
+      let level = 0;
+      for (let attempt = 1; level < wanted.length; attempt++) {
+        const config = await read();
+        if (config === undefined) return undefined;
+        const scope = wanted[level];
+        const body = scopePatch(config, scope);
+        if (body.length === 0) return scope;
+        try {
+          await api.patchMutatingWebhookConfiguration({ name, body }, jsonPatch);
+          log.info(
+            { precision: scope?.precision ?? 'none' },
+            scope === undefined ? 'pod webhook scope removed' : 'pod webhook scope written',
+          );
+          return scope;
+        } catch (err) {
+          const status = statusOf(err);
+          if (status === 409 && attempt < MAX_ATTEMPTS) continue;
+          if (status !== 422 || scope === undefined) throw err;
+          log.warn(
+            { precision: scope.precision, err },
+            'the API server refused this scope; trying a wider one',
+          );
+          level++;
+        }
+      }
+      throw new Error('the API server refused every scope, even the widest');
+    },
+  };
+}
+
+function statusOf(err: unknown): number | undefined {
+  return err instanceof ApiException ? err.code : undefined;
+}

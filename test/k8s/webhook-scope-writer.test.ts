@@ -1,0 +1,131 @@
+/**
+ * The scope writer and keeper against the fake API server, with the real client-node: the scope
+ * written once and not again while it is right, a 409 read again, a refused level followed by a
+ * wider one, a SidecarSet change written shortly after, the scope removed when scoping is off.
+ */
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+
+import { pino } from 'pino';
+
+import { SCOPE_CONDITION_NAME, webhookScopes } from '../../src/core/scope/cel.js';
+import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import { createScopeKeeper } from '../../src/controller/scope-keeper.js';
+import { createScopeWriter } from '../../src/k8s/webhook-scope-writer.js';
+import { startFakeApiServer, waitForStore } from '../fake-apiserver/index.js';
+import type { FakeApiServer, JsonObject } from '../fake-apiserver/index.js';
+import { CERT_RESOURCES, MUTATING } from '../support/cert-resources.js';
+import { makeSidecarSet } from '../support/factories.js';
+
+const NAME = 'sidecarset-mutating-webhook';
+const logger = pino({ level: process.env['DBG'] ? 'debug' : 'silent' });
+let server: FakeApiServer;
+
+before(async () => {
+  server = await startFakeApiServer({ resources: CERT_RESOURCES });
+});
+after(async () => {
+  await server.close();
+});
+beforeEach(() => {
+  if (server.store.get(MUTATING, '', NAME)) server.store.delete(MUTATING, '', NAME);
+  server.store.create(MUTATING, '', {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: NAME },
+    webhooks: [
+      {
+        name: 'mpod.sidecarset.kruise.io',
+        clientConfig: { url: 'https://127.0.0.1:1/mutate-pods' },
+      },
+    ],
+  });
+});
+
+const writer = (): ReturnType<typeof createScopeWriter> =>
+  createScopeWriter({ kubeConfig: server.kubeConfig(), configurationName: NAME, logger });
+
+function podWebhook(): JsonObject {
+  const config = server.store.get(MUTATING, '', NAME) as JsonObject;
+  return (config['webhooks'] as JsonObject[])[0] as JsonObject;
+}
+
+function condition(): string | undefined {
+  const conditions = (podWebhook()['matchConditions'] ?? []) as {
+    name: string;
+    expression: string;
+  }[];
+  return conditions.find((c) => c.name === SCOPE_CONDITION_NAME)?.expression;
+}
+
+const patches = (): number =>
+  server.control.requests((r) => r.method === 'PATCH' && r.resource === MUTATING.resource).length;
+
+const shop = [makeSidecarSet('a', { namespace: 'shop' })];
+
+describe('createScopeWriter', () => {
+  it('writes the narrowest scope once, then nothing while it is right', async () => {
+    const before = patches();
+    const written = await writer().write(webhookScopes(shop));
+    assert.equal(written?.precision, 'selectors');
+    assert.match(condition() ?? '', /request.namespace == "shop"/);
+    await writer().write(webhookScopes(shop));
+    assert.equal(patches() - before, 1);
+  });
+
+  it('reads again after a 409 and falls back to a wider level after a 422', async () => {
+    server.control.failNext({
+      match: (r) => r.method === 'PATCH' && r.resource === MUTATING.resource,
+      status: 409,
+    });
+    server.control.failNext({
+      match: (r) => r.method === 'PATCH' && r.resource === MUTATING.resource,
+      status: 422,
+    });
+    const written = await writer().write(webhookScopes(shop));
+    assert.equal(written?.precision, 'label-keys');
+    assert.ok(condition() !== undefined);
+  });
+
+  it('removes the scope when given none, and says so when the configuration is missing', async () => {
+    await writer().write(webhookScopes(shop));
+    assert.equal(await writer().write(undefined), undefined);
+    assert.equal(condition(), undefined);
+    server.store.delete(MUTATING, '', NAME);
+    assert.equal(await writer().write(webhookScopes(shop)), undefined);
+  });
+});
+
+describe('createScopeKeeper', () => {
+  it('writes on leading and shortly after each change', async () => {
+    let sets: SidecarSet[] = [];
+    const keeper = createScopeKeeper({
+      writer: writer(),
+      sidecarSets: () => sets,
+      enabled: true,
+      logger,
+      debounceMs: 10,
+    });
+    const leadership = new AbortController();
+    keeper.lead(leadership.signal);
+    await waitForStore(server.store, () => (condition() === 'false' ? true : undefined));
+    sets = shop;
+    keeper.changed();
+    await waitForStore(server.store, () => (condition()?.includes('"shop"') ? true : undefined));
+    leadership.abort();
+  });
+
+  it('removes a scope when disabled', async () => {
+    await writer().write(webhookScopes(shop));
+    const keeper = createScopeKeeper({
+      writer: writer(),
+      sidecarSets: () => shop,
+      enabled: false,
+      logger,
+    });
+    const leadership = new AbortController();
+    keeper.lead(leadership.signal);
+    await waitForStore(server.store, () => (condition() === undefined ? true : undefined));
+    leadership.abort();
+  });
+});
