@@ -17,7 +17,7 @@ export interface ScopeKeeperOptions {
   sidecarSets: () => readonly SidecarSet[];
   enabled: boolean;
   logger: Logger;
-  /** Wait after a change before writing, so that a burst is one write; default 200 ms. */
+  /** Wait after a change before writing, so that a burst is one write; default 100 ms. */
   debounceMs?: number;
   /** Default 60 s. */
   resyncMs?: number;
@@ -33,7 +33,7 @@ export interface ScopeKeeper {
 }
 
 export function createScopeKeeper(options: ScopeKeeperOptions): ScopeKeeper {
-  const debounceMs = options.debounceMs ?? 200;
+  const debounceMs = options.debounceMs ?? 100;
   const resyncMs = options.resyncMs ?? 60_000;
   let leading: AbortSignal | undefined;
   let timer: NodeJS.Timeout | undefined;

@@ -15,7 +15,7 @@ import type { SidecarsetProcess } from './processes.js';
 import { errors } from './processes.js';
 import type { Installation } from './support.js';
 import { eventually } from '../support/eventually.js';
-import { install, useControlPlane } from './support.js';
+import { install, scopeIncludes, useControlPlane } from './support.js';
 
 const examples = new URL('../../examples/', import.meta.url).pathname;
 
@@ -121,6 +121,7 @@ describe('installed from manifests/ into a real API server', () => {
   });
 
   it('injects the nginx pod created through the API server: logtail first, TZ, the shared volume', async () => {
+    await scopeIncludes(plane(), 'nginx');
     const created = await plane().kubectl(['apply', '-f', `${examples}nginx-pod.yaml`]);
     assert.equal(created.code, 0, created.stderr);
     const injected = await pod('test-pod');

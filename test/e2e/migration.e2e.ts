@@ -17,7 +17,7 @@ import { CRD_PATH } from '../../scripts/gen-crd.js';
 import type { SidecarsetProcess } from './processes.js';
 import { errors } from './processes.js';
 import { applyCrd } from './apply-crd.js';
-import { install, useControlPlane } from './support.js';
+import { install, scopeIncludes, useControlPlane } from './support.js';
 
 const OPENKRUISE_CRD = new URL(
   '../fixtures/openkruise/apps.kruise.io_sidecarsets.yaml',
@@ -368,6 +368,7 @@ describe('docs/migrating-from-openkruise.md on a real API server', () => {
   });
 
   it('our webhook injects new pods', async () => {
+    await scopeIncludes(plane(), 'web');
     const plain = {
       apiVersion: 'v1',
       kind: 'Pod',

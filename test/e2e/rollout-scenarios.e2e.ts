@@ -9,7 +9,7 @@ import { before, describe } from 'node:test';
 import { ApiKubelet } from '../support/api-kubelet.js';
 import { rolloutScenarios } from '../scenarios/rollout.js';
 import { errors } from './processes.js';
-import { install, useControlPlane } from './support.js';
+import { install, scopeIncludes, useControlPlane } from './support.js';
 
 describe('rollout scenarios on a real API server', () => {
   const cluster = useControlPlane();
@@ -35,6 +35,7 @@ describe('rollout scenarios on a real API server', () => {
       kubelet,
       createNamespace: (name) => plane().createNamespace(name),
       metrics: async () => (await fetch(`${metricsUrl}/metrics`)).text(),
+      podsOfNamespaceSentToWebhook: (namespace) => scopeIncludes(plane(), namespace),
     };
   });
 });

@@ -163,3 +163,27 @@ export async function install(
     controller: (extraArgs = []) => startSidecarset(['controller', ...common, ...extraArgs]),
   };
 }
+
+/** The pod webhook's scope condition (docs/adr/0012-scoped-pod-webhook.md); undefined when none. */
+export async function podWebhookScope(plane: ControlPlane): Promise<string | undefined> {
+  const got = await plane.kubectl([
+    'get',
+    'mutatingwebhookconfiguration',
+    'sidecarset-mutating-webhook',
+    '-o',
+    'jsonpath={.webhooks[?(@.name=="mpod.sidecarset.kruise.io")].matchConditions[?(@.name=="sidecarset.kruise.io/scope")].expression}',
+  ]);
+  assert.equal(got.code, 0, got.stderr);
+  return got.stdout === '' ? undefined : got.stdout;
+}
+
+/**
+ * Waits until the scope the leader wrote names `value` (a new SidecarSet's namespace or label
+ * value): a pod created before that skips the webhook and is only reported as missed.
+ */
+export async function scopeIncludes(plane: ControlPlane, value: string): Promise<void> {
+  await eventually(
+    async () => (await podWebhookScope(plane))?.includes(JSON.stringify(value)) === true,
+    `the pod webhook scope naming ${value}`,
+  );
+}

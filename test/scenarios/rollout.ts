@@ -46,6 +46,11 @@ export interface ScenarioBackend {
   createNamespace(name: string): Promise<void>;
   /** The controller's Prometheus metrics, as text. */
   metrics(): Promise<string>;
+  /**
+   * Resolves once pods of this namespace are sent to the webhook: with a scoped pod webhook
+   * (docs/adr/0012-scoped-pod-webhook.md), a moment after a SidecarSet for it was created.
+   */
+  podsOfNamespaceSentToWebhook?(namespace: string): Promise<void>;
 }
 
 export interface PodJson {
@@ -153,6 +158,7 @@ class Scenario {
       { updateStrategy: options.strategy ?? {}, ...options.spec },
       options.annotations,
     );
+    await this.backend.podsOfNamespaceSentToWebhook?.(this.namespace);
     for (let i = 0; i < options.pods; i++) {
       await this.core.createNamespacedPod({
         namespace: this.namespace,
