@@ -147,6 +147,11 @@ const STATUS_SCHEMA: Schema = {
         description: 'One condition, as metav1.Condition.',
       },
     },
+    missedPods: int32(
+      'Pods this SidecarSet matches, created since it exists, that do not carry its injection ' +
+        '(created while the webhook was down or not called); each gets a SidecarNotInjected ' +
+        'event. Recreate them to inject them. Not an OpenKruise field.',
+    ),
   },
 };
 

@@ -279,6 +279,7 @@ export function launchController(
       metrics.reconcileSeconds.observe({ result }, seconds);
     },
     observer: metrics.observer,
+    onMissedPods: metrics.missedPods,
   });
   const starting = controller.start().catch((err: unknown) => {
     logger.error({ err }, 'the upgrade controller failed to start');

@@ -39,6 +39,7 @@ import { createWorkQueue } from './queue.js';
 import { createTokenBucket } from './rate-limiter.js';
 import type { ControllerView, ReconcileDeps, RoundObserver } from './reconcile.js';
 import { reconcileSidecarSet } from './reconcile.js';
+import { createMissedPodsScanner } from './missed-pods.js';
 import { createScopeKeeper } from './scope-keeper.js';
 import { dryRunRevisionWriter, registerLatestRevision } from './revisions.js';
 import type { ClusterWriter } from './writer.js';
@@ -80,6 +81,10 @@ export interface ControllerOptions {
   onReconcile?: (outcome: 'success' | 'requeue' | 'error', seconds: number) => void;
   /** Told what each round found and wrote. */
   observer?: RoundObserver;
+  /** How often pods are checked for missed injections (default 30 s; src/controller/missed-pods.ts). */
+  missedPodsResyncMs?: number;
+  /** The missed pods of each SidecarSet after each check (the metric). */
+  onMissedPods?: (counts: ReadonlyMap<string, number>) => void;
   /** Keep the pod webhook's scope (docs/adr/0012-scoped-pod-webhook.md); not in a dry run. */
   podWebhookScope?: PodWebhookScopeConfig;
 }
@@ -115,14 +120,18 @@ export function createController(options: ControllerOptions): Controller {
     for (const name of names) queue?.add(name);
   };
   const scopeConfig = options.dryRun ? undefined : options.podWebhookScope;
+  const scopeWriter =
+    scopeConfig &&
+    createScopeWriter({
+      kubeConfig: options.kubeConfig,
+      configurationName: scopeConfig.configurationName,
+      logger: log,
+    });
   const scopeKeeper =
     scopeConfig &&
+    scopeWriter &&
     createScopeKeeper({
-      writer: createScopeWriter({
-        kubeConfig: options.kubeConfig,
-        configurationName: scopeConfig.configurationName,
-        logger: log,
-      }),
+      writer: scopeWriter,
       sidecarSets: () => sidecarSets.list(),
       enabled: scopeConfig.enabled,
       logger: log,
@@ -139,12 +148,16 @@ export function createController(options: ControllerOptions): Controller {
     handlers: {
       onAdd: (ss) => {
         scopeKeeper?.changed();
+        missedPods.changed();
         enqueue([ss.metadata.name ?? '']);
       },
       // Spec and annotation changes only (the health gate's settings and resume are
       // annotations): our own status writes must not trigger another round.
       onUpdate: (old, ss) => {
-        if (old.metadata.generation !== ss.metadata.generation) scopeKeeper?.changed();
+        if (old.metadata.generation !== ss.metadata.generation) {
+          scopeKeeper?.changed();
+          missedPods.changed();
+        }
         if (
           old.metadata.generation !== ss.metadata.generation ||
           !sameAnnotations(old.metadata.annotations, ss.metadata.annotations)
@@ -185,6 +198,7 @@ export function createController(options: ControllerOptions): Controller {
     logger: log,
     handlers: {
       onAdd: (pod) => {
+        missedPods.changed();
         enqueue(pods.upsert(keyOf(pod), pod));
       },
       onUpdate: (old, pod) => {
@@ -227,6 +241,16 @@ export function createController(options: ControllerOptions): Controller {
         log.info(fields, msg);
       })
     : createRevisionWriter(options.kubeConfig, revisionNamespace);
+  const missedPods = createMissedPodsScanner({
+    sidecarSets: () => sidecarSets.list(),
+    pods: () => podCache.list(),
+    namespaces: view.namespaces,
+    webhookSelectors: () => scopeWriter?.webhookSelectors() ?? {},
+    writer,
+    logger: log,
+    ...(options.missedPodsResyncMs === undefined ? {} : { resyncMs: options.missedPodsResyncMs }),
+    ...(options.onMissedPods === undefined ? {} : { onCounts: options.onMissedPods }),
+  });
   const bucket = createTokenBucket({ qps: options.qps ?? 20, burst: options.burst ?? 30 });
   const deps: ReconcileDeps = {
     view,
@@ -277,6 +301,7 @@ export function createController(options: ControllerOptions): Controller {
     enqueue(sidecarSets.list().map((ss) => ss.metadata.name ?? ''));
     q.start();
     scopeKeeper?.lead(signal);
+    missedPods.lead(signal);
     signal.addEventListener('abort', () => {
       leading = false;
       options.onLeading?.(false);

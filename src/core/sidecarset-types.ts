@@ -141,6 +141,8 @@ export interface SidecarSetStatus {
   collisionCount?: number;
   /** Ours (not OpenKruise's): RolloutPaused (src/core/health/rollout-paused-condition.ts). */
   conditions?: SidecarSetCondition[];
+  /** Ours: pods matched since the SidecarSet exists but created without it (src/core/missed-pods.ts). */
+  missedPods?: number;
 }
 
 /** A status condition, as metav1.Condition. */

@@ -15,7 +15,8 @@ import {
 import type { Logger } from 'pino';
 
 import type { ScopedConfiguration } from '../core/scope/configuration-patch.js';
-import { scopePatch } from '../core/scope/configuration-patch.js';
+import { installerSelectors, scopePatch } from '../core/scope/configuration-patch.js';
+import type { WebhookSelectors } from '../core/missed-pods.js';
 import type { WebhookScope } from '../core/scope/webhook-scope.js';
 
 export interface ScopeWriter {
@@ -25,6 +26,8 @@ export interface ScopeWriter {
    * or scoping removed).
    */
   write(levels: readonly WebhookScope[] | undefined): Promise<WebhookScope | undefined>;
+  /** The pod webhook's own selectors, as last read (src/core/missed-pods.ts needs them). */
+  webhookSelectors(): WebhookSelectors;
 }
 
 /** Conflicts in a row before a write gives up until the next sync. */
@@ -40,11 +43,13 @@ export function createScopeWriter(options: {
   const log = options.logger.child({ configuration: `mutating/${name}` });
   const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
   let missing = false;
+  let selectors: WebhookSelectors = {};
 
   async function read(): Promise<ScopedConfiguration | undefined> {
     try {
       const config = (await api.readMutatingWebhookConfiguration({ name })) as ScopedConfiguration;
       missing = false;
+      selectors = installerSelectors(config);
       return config;
     } catch (err) {
       if (statusOf(err) !== 404) throw err;
@@ -84,6 +89,7 @@ export function createScopeWriter(options: {
       }
       throw new Error('the API server refused every scope, even the widest');
     },
+    webhookSelectors: () => selectors,
   };
 }
 

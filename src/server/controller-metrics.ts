@@ -9,6 +9,8 @@ export interface ControllerMetrics {
   reconcileSeconds: Histogram<'result'>;
   /** The rounds' status and pod writes, as metrics. */
   observer: RoundObserver;
+  /** Each SidecarSet's missed pods after a check (src/controller/missed-pods.ts). */
+  missedPods: (counts: ReadonlyMap<string, number>) => void;
 }
 
 const STATES = [
@@ -84,5 +86,15 @@ export function createControllerMetrics(
       else paused.set({ sidecarset: sidecarSet }, isPaused ? 1 : 0);
     },
   };
-  return { reconciles, reconcileSeconds, observer };
+  const missed = new Gauge({
+    name: 'sidecarset_missed_pods',
+    help: 'Pods a SidecarSet matches, created since it exists, without its injection (the webhook was down or not called)',
+    labelNames: ['sidecarset'] as const,
+    registers: [registry],
+  });
+  const missedPods = (counts: ReadonlyMap<string, number>): void => {
+    missed.reset();
+    for (const [sidecarset, count] of counts) missed.set({ sidecarset }, count);
+  };
+  return { reconciles, reconcileSeconds, observer, missedPods };
 }

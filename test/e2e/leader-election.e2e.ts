@@ -16,7 +16,7 @@ import { readAudit } from './audit.js';
 import type { SidecarsetProcess } from './processes.js';
 import type { Installation } from './support.js';
 import { eventually } from '../support/eventually.js';
-import { OUR_USER, install, scopeIncludes, useControlPlane } from './support.js';
+import { OUR_USER, install, useControlPlane } from './support.js';
 
 const PODS = 12;
 const MAX_UNAVAILABLE = 2;
@@ -59,7 +59,6 @@ describe('leader election on a real Lease', () => {
         },
       },
     });
-    await scopeIncludes(plane(), 'web');
     for (let i = 0; i < PODS; i++) {
       await core.createNamespacedPod({
         namespace: 'default',

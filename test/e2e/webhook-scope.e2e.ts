@@ -114,6 +114,44 @@ describe('the pod webhook scoped to the SidecarSets, in a real API server', () =
     assert.ok((await podReviews()) > before, 'the pod in scope reached the webhook');
   });
 
+  it('a pod created while the webhook is down is reported as missed within one resync', async () => {
+    assert.equal(await serve.stop('SIGTERM'), 0, serve.stderr());
+    assert.deepEqual(await createPod('shop', 'while-down', 'web'), ['main']);
+    serve = await installation.serve();
+    const missedPods = async (): Promise<unknown> => {
+      const got = await plane().kubectl(['get', 'sidecarset', 'shop-agent', '-o', 'json']);
+      return (JSON.parse(got.stdout) as { status?: { missedPods?: number } }).status?.missedPods;
+    };
+    // After the restart: leadership (the old replica released the Lease), then the first check.
+    await eventually(async () => (await missedPods()) === 1, 'status.missedPods 1', 90_000);
+    const events = async (namespace: string, name: string): Promise<string[]> => {
+      const got = await plane().kubectl([
+        'get',
+        'events',
+        '-n',
+        namespace,
+        '--field-selector',
+        `involvedObject.name=${name},reason=SidecarNotInjected`,
+        '-o',
+        'json',
+      ]);
+      assert.equal(got.code, 0, got.stderr);
+      return (JSON.parse(got.stdout) as { items: { message: string }[] }).items.map(
+        (e) => e.message,
+      );
+    };
+    await eventually(
+      async () => (await events('shop', 'while-down')).length === 1,
+      'the pod event',
+    );
+    const [aggregated] = await events('default', 'shop-agent');
+    assert.match(aggregated ?? '', /^1 pods .*shop\/while-down$/);
+    const listening = serve.logs.find((e) => e.msg === 'webhook listening');
+    const metrics = await (await fetch(`${String(listening?.['metricsUrl'])}/metrics`)).text();
+    assert.match(metrics, /^sidecarset_missed_pods\{sidecarset="shop-agent"\} 1$/m);
+    assert.equal(await missedPods(), 1, 'the pods injected before are not missed');
+  });
+
   it('with --scope-pod-webhook false the scope is removed', async () => {
     assert.equal(await serve.stop('SIGTERM'), 0, serve.stderr());
     serve = await installation.serve(['--scope-pod-webhook', 'false']);

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -193,6 +202,8 @@ describe('manifests/', () => {
     for (const k of kustomizations) {
       const dir = dirname(k);
       const [doc] = parseFile(k);
+      // A Component (components/) patches what an overlay includes; it lists no resources.
+      if (isObj(doc) && doc['kind'] === 'Component') continue;
       const listed = list(doc, 'resources').map(String);
       // Files in this directory tree, minus those of nested kustomizations.
       const nested = kustomizations.filter((o) => o !== k && o.startsWith(dir)).map(dirname);
@@ -777,6 +788,35 @@ describe('kustomize build (when kubectl is installed)', () => {
     assert.equal(r.status, 0, r.stderr);
     return parseText(r.stdout, `kubectl kustomize ${dir}`);
   }
+
+  it('components/pod-webhook-fail makes only the pod webhook fail closed', { skip }, () => {
+    const overlay = mkdtempSync(join(tmpdir(), 'overlay-'));
+    try {
+      const base = relative(overlay, MANIFESTS);
+      writeFileSync(
+        join(overlay, 'kustomization.yaml'),
+        `resources: [${base}]\ncomponents: [${base}/components/pod-webhook-fail]\n`,
+      );
+      const policies = build(overlay)
+        .filter((d) => String(d['kind']).endsWith('WebhookConfiguration'))
+        .flatMap((c) => objs(c, 'webhooks'))
+        .map((w) => [w['name'], w['failurePolicy']]);
+      assert.deepEqual(policies.sort(), [
+        ['mpod.sidecarset.kruise.io', 'Fail'],
+        ['msidecarset.sidecarset.kruise.io', 'Fail'],
+        ['vsidecarset.sidecarset.kruise.io', 'Fail'],
+      ]);
+      const defaults = build(MANIFESTS).flatMap((d) =>
+        d['kind'] === 'MutatingWebhookConfiguration' ? objs(d, 'webhooks') : [],
+      );
+      assert.equal(
+        defaults.find((w) => w['name'] === 'mpod.sidecarset.kruise.io')?.['failurePolicy'],
+        'Ignore',
+      );
+    } finally {
+      rmSync(overlay, { recursive: true, force: true });
+    }
+  });
 
   it('builds manifests/ into every resource of base/', { skip }, () => {
     const built = build(MANIFESTS);

@@ -105,6 +105,24 @@ export function scopePatch(
   return [{ op: 'replace', path: '/metadata/resourceVersion', value: resourceVersion }, ...ops];
 }
 
+/**
+ * The pod webhook's selectors as the installer wrote them (what a scope added taken out): which
+ * pods it is configured to see at all. The first pod webhook's; empty when there is none.
+ */
+export function installerSelectors(config: ScopedConfiguration): {
+  namespaceSelector?: LabelSelector;
+  objectSelector?: LabelSelector;
+} {
+  const recorded = readRecord(config.metadata?.annotations?.[SCOPE_ANNOTATION]);
+  const webhook = (config.webhooks ?? []).find(isPodWebhook);
+  if (webhook === undefined) return {};
+  const added = recorded[webhook.name] ?? { namespaceSelector: [], objectSelector: [] };
+  return {
+    namespaceSelector: replaced(webhook.namespaceSelector, added.namespaceSelector, []),
+    objectSelector: replaced(webhook.objectSelector, added.objectSelector, []),
+  };
+}
+
 export function isPodWebhook(webhook: ScopedWebhook): boolean {
   const { url, service } = webhook.clientConfig ?? {};
   if (service?.path !== undefined) return service.path === POD_WEBHOOK_PATH;

@@ -1,0 +1,74 @@
+/**
+ * Missed pods: pods a SidecarSet should have been injected into at creation but were not — created
+ * while the webhook was down (failurePolicy Ignore), or skipped by a scope that had not yet caught
+ * up with a new SidecarSet (docs/adr/0012-scoped-pod-webhook.md). OpenKruise injects only at
+ * creation, so a pod created before the SidecarSet is not missed.
+ *
+ * What the pod looked like at creation is not kept anywhere, so this judges by what is known now:
+ * the pod's current labels and namespace, the SidecarSet's current spec (paused, namespace,
+ * selectors), and the creation times of both (to the second, as the API server keeps them: a pod
+ * created in the same second as the SidecarSet counts as after it). A pod the webhook is not
+ * configured to see at all (the installer's namespaceSelector and objectSelector, such as the
+ * opt-out label) is not missed either.
+ */
+import { SIDECARSET_INJECTED_LIST } from './annotations.js';
+import type { LabelSelector, Pod } from './k8s-types.js';
+import type { NamespaceLabels } from './match.js';
+import { matchSidecarSet, podNamespace } from './match.js';
+import { selectorMatchesAll } from './selector.js';
+import type { SidecarSet } from './sidecarset-types.js';
+
+/** The pod webhook's own selectors, less any scope: which pods it is configured to see. */
+export interface WebhookSelectors {
+  namespaceSelector?: LabelSelector;
+  objectSelector?: LabelSelector;
+}
+
+export function isMissedBy(
+  ss: SidecarSet,
+  pod: Pick<Pod, 'metadata'>,
+  namespaces: NamespaceLabels,
+  webhook: WebhookSelectors = {},
+): boolean {
+  const name = ss.metadata.name ?? '';
+  if (injectedList(pod).includes(name)) return false;
+  if (!createdSince(pod, ss)) return false;
+  const namespace = podNamespace(pod);
+  try {
+    return (
+      webhookSees(pod, namespace, namespaces, webhook) &&
+      matchSidecarSet(ss, pod, namespace, namespaces).matched
+    );
+  } catch {
+    // A selector with an unknown operator: the webhook cannot inject by it either.
+    return false;
+  }
+}
+
+function injectedList(pod: Pick<Pod, 'metadata'>): string[] {
+  return (pod.metadata.annotations?.[SIDECARSET_INJECTED_LIST] ?? '').split(',');
+}
+
+function createdSince(pod: Pick<Pod, 'metadata'>, ss: SidecarSet): boolean {
+  const podCreated = Date.parse(pod.metadata.creationTimestamp ?? '');
+  const ssCreated = Date.parse(ss.metadata.creationTimestamp ?? '');
+  return !Number.isNaN(podCreated) && !Number.isNaN(ssCreated) && podCreated >= ssCreated;
+}
+
+function webhookSees(
+  pod: Pick<Pod, 'metadata'>,
+  namespace: string,
+  namespaces: NamespaceLabels,
+  webhook: WebhookSelectors,
+): boolean {
+  const nsLabels = namespaces.get(namespace);
+  if (webhook.namespaceSelector !== undefined) {
+    if (nsLabels === undefined || !selectorMatchesAll(webhook.namespaceSelector, nsLabels)) {
+      return false;
+    }
+  }
+  return (
+    webhook.objectSelector === undefined ||
+    selectorMatchesAll(webhook.objectSelector, pod.metadata.labels ?? {})
+  );
+}

@@ -1,0 +1,151 @@
+/**
+ * The missed-pods scanner over plain caches, writing to a writer that records what it is asked
+ * to write: the counts, one event per missed pod, one aggregated event per SidecarSet when the
+ * count grows, the status count beside an existing status.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { pino } from 'pino';
+
+import type { Pod } from '../../src/core/k8s-types.js';
+import { ANY_NAMESPACE } from '../../src/core/match.js';
+import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import { MISSED_REASON, createMissedPodsScanner } from '../../src/controller/missed-pods.js';
+import type { ClusterWriter, ObjectReference } from '../../src/controller/writer.js';
+import { makePod, makeSidecarSet } from '../support/factories.js';
+
+interface Recorded {
+  events: { about: ObjectReference; type: string; reason: string; message: string }[];
+  statuses: { name: string; status: unknown }[];
+}
+
+function recordingWriter(): ClusterWriter & Recorded {
+  const events: Recorded['events'] = [];
+  const statuses: Recorded['statuses'] = [];
+  return {
+    events,
+    statuses,
+    getPod: () => Promise.resolve(undefined),
+    patchPod: () => Promise.resolve(),
+    setPodConditions: () => Promise.resolve(),
+    writeSidecarSetStatus: (name, status) => {
+      statuses.push({ name, status });
+      return Promise.resolve();
+    },
+    event: (about, type, reason, message) => {
+      events.push({ about, type, reason, message });
+      return Promise.resolve();
+    },
+  };
+}
+
+function late(name: string, labels: Record<string, string> = { app: 'web' }): Pod {
+  const pod = makePod({ name, namespace: 'shop', labels });
+  pod.metadata.creationTimestamp = '2026-12-01T12:00:05Z';
+  return pod;
+}
+
+describe('createMissedPodsScanner', () => {
+  it('counts, and reports each pod once and the SidecarSet when its count grows', async () => {
+    const ss: SidecarSet = makeSidecarSet('agent');
+    ss.metadata.creationTimestamp = '2026-12-01T12:00:00Z';
+    ss.status = { matchedPods: 0, updatedPods: 0, readyPods: 0 };
+    const other = makeSidecarSet('other', { selector: { matchLabels: { app: 'db' } } });
+    other.metadata.creationTimestamp = '2026-12-01T12:00:00Z';
+    let pods = [late('a'), late('b')];
+    const writer = recordingWriter();
+    const counts: Map<string, number>[] = [];
+    const scanner = createMissedPodsScanner({
+      sidecarSets: () => [ss, other],
+      pods: () => pods,
+      namespaces: ANY_NAMESPACE,
+      webhookSelectors: () => ({}),
+      writer,
+      logger: pino({ level: 'silent' }),
+      onCounts: (c) => counts.push(new Map(c)),
+    });
+
+    await scanner.scan();
+    assert.deepEqual(
+      counts.at(-1),
+      new Map([
+        ['agent', 2],
+        ['other', 0],
+      ]),
+    );
+    const podEvents = writer.events.filter((e) => e.about.kind === 'Pod');
+    assert.deepEqual(
+      podEvents.map((e) => [e.about.name, e.type, e.reason]),
+      [
+        ['a', 'Warning', MISSED_REASON],
+        ['b', 'Warning', MISSED_REASON],
+      ],
+    );
+    const setEvents = writer.events.filter((e) => e.about.kind === 'SidecarSet');
+    assert.equal(setEvents.length, 1);
+    assert.match(setEvents[0]?.message ?? '', /^2 pods .*shop\/a, shop\/b$/);
+    assert.deepEqual(writer.statuses, [{ name: 'agent', status: { missedPods: 2 } }]);
+
+    await scanner.scan();
+    assert.equal(writer.events.length, 3, 'nothing new: no event again');
+
+    pods = [...pods, late('c')];
+    await scanner.scan();
+    assert.deepEqual(
+      writer.events.slice(3).map((e) => [e.about.kind, e.about.name]),
+      [
+        ['Pod', 'c'],
+        ['SidecarSet', 'agent'],
+      ],
+    );
+    assert.equal(counts.at(-1)?.get('agent'), 3);
+  });
+
+  it('writes no count beside a status the reconcile has not written yet', async () => {
+    const ss = makeSidecarSet('agent');
+    ss.metadata.creationTimestamp = '2026-12-01T12:00:00Z';
+    const writer = recordingWriter();
+    const scanner = createMissedPodsScanner({
+      sidecarSets: () => [ss],
+      pods: () => [late('a')],
+      namespaces: ANY_NAMESPACE,
+      webhookSelectors: () => ({}),
+      writer,
+      logger: pino({ level: 'silent' }),
+    });
+    await scanner.scan();
+    assert.deepEqual(writer.statuses, []);
+    assert.equal(writer.events.length, 2);
+  });
+
+  it('scans when it starts leading and after a change, until leadership ends', async () => {
+    const ss = makeSidecarSet('agent');
+    ss.metadata.creationTimestamp = '2026-12-01T12:00:00Z';
+    const passes: number[] = [];
+    const scanner = createMissedPodsScanner({
+      sidecarSets: () => [ss],
+      pods: () => [],
+      namespaces: ANY_NAMESPACE,
+      webhookSelectors: () => ({}),
+      writer: recordingWriter(),
+      logger: pino({ level: 'silent' }),
+      debounceMs: 1,
+      onCounts: () => passes.push(Date.now()),
+    });
+    const leadership = new AbortController();
+    scanner.changed();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(passes.length, 0, 'not leading: no pass');
+    scanner.lead(leadership.signal);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(passes.length, 1);
+    scanner.changed();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(passes.length, 2);
+    leadership.abort();
+    scanner.changed();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(passes.length, 2);
+  });
+});
