@@ -80,7 +80,7 @@ describe('the pod webhook scoped to the SidecarSets, in a real API server', () =
   it('with no SidecarSet, the API server is told to call the webhook for no pod', async () => {
     await eventually(async () => (await scopeExpression()) === 'false', 'the scope written');
     const before = await podReviews();
-    assert.deepEqual(await createPod('shop', 'no-sidecarset', 'web'), ['main']);
+    assert.deepEqual(await createPod('shop', 'no-sidecarset', 'cache'), ['main']);
     assert.equal(await podReviews(), before);
   });
 
