@@ -34,3 +34,9 @@ export const SIDECARSET_BASE = 'apps.kruise.io/sidecarset-base';
 export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 /** Env var every injected container carries, so that it is never mistaken for an app container. */
 export const IS_INJECTED_ENV = 'IS_INJECTED';
+/**
+ * Ours, not OpenKruise's: on a SidecarSet stored as v1beta1 that was written as v1alpha1 with
+ * spec.namespace, the namespace, so that reading it as v1alpha1 gives spec.namespace back
+ * (src/core/conversion/sidecarset-conversion.ts, docs/adr/0013-sidecarset-v1beta1.md).
+ */
+export const SIDECARSET_V1ALPHA1_NAMESPACE = 'apps.kruise.io/sidecarset-v1alpha1-namespace';

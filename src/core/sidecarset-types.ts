@@ -1,4 +1,10 @@
-/** The apps.kruise.io/v1alpha1 SidecarSet API, field for field (OpenKruise apis/apps/v1alpha1/sidecarset_types.go). */
+/**
+ * The SidecarSet API, field for field: apps.kruise.io/v1alpha1 (OpenKruise
+ * apis/apps/v1alpha1/sidecarset_types.go) and apps.kruise.io/v1beta1
+ * (apis/apps/v1beta1/sidecarset_types.go). One type holds both versions: they differ only in
+ * spec.namespace (v1alpha1) and spec.customVersion (v1beta1), so the core reads either
+ * (docs/adr/0013-sidecarset-v1beta1.md); src/core/conversion converts between them.
+ */
 import type { JsonObject } from './json.js';
 import type {
   Container,
@@ -10,7 +16,16 @@ import type {
   Volume,
 } from './k8s-types.js';
 
-export const SIDECARSET_API_VERSION = 'apps.kruise.io/v1alpha1';
+export const SIDECARSET_GROUP = 'apps.kruise.io';
+export const V1ALPHA1 = 'apps.kruise.io/v1alpha1';
+/** The stored version, and the one a new manifest should use (as in OpenKruise since v1.9). */
+export const V1BETA1 = 'apps.kruise.io/v1beta1';
+export const SIDECARSET_API_VERSIONS = [V1BETA1, V1ALPHA1] as const;
+export type SidecarSetApiVersion = (typeof SIDECARSET_API_VERSIONS)[number];
+
+export function isSidecarSetApiVersion(value: unknown): value is SidecarSetApiVersion {
+  return (SIDECARSET_API_VERSIONS as readonly unknown[]).includes(value);
+}
 export const SIDECARSET_KIND = 'SidecarSet';
 
 export const POD_INJECT_POLICIES = ['BeforeAppContainer', 'AfterAppContainer'] as const;
@@ -119,6 +134,7 @@ export interface SidecarSetPatchPodMetadata {
 
 export interface SidecarSetSpec {
   selector?: LabelSelector;
+  /** v1alpha1 only. */
   namespace?: string;
   namespaceSelector?: LabelSelector;
   initContainers?: SidecarContainer[];
@@ -129,6 +145,8 @@ export interface SidecarSetSpec {
   imagePullSecrets?: LocalObjectReference[];
   revisionHistoryLimit?: number;
   patchPodMetadata?: SidecarSetPatchPodMetadata[];
+  /** v1beta1 only: what v1alpha1 keeps in the label apps.kruise.io/sidecarset-custom-version. */
+  customVersion?: string;
 }
 
 export interface SidecarSetStatus {

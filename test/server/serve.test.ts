@@ -178,29 +178,32 @@ describe('sidecarset serve (files mode, development certificate)', () => {
     }
   });
 
-  it('defaults and hashes SidecarSets (/mutate-sidecarsets)', async () => {
-    const set = parse(await readFile(join(examples, 'logtail-sidecarset.yaml'), 'utf8')) as Record<
-      string,
-      unknown
-    >;
-    const answer = await review('/mutate-sidecarsets', sidecarSetReview(set));
-    assert.equal(answer.response.allowed, true);
-    const ops = JSON.parse(
-      Buffer.from(answer.response.patch ?? '', 'base64').toString(),
-    ) as jsonPatch.Operation[];
-    const out = jsonPatch.applyPatch(structuredClone(set), ops).newDocument as {
-      metadata: { annotations: Record<string, string> };
-      spec: { containers: { podInjectPolicy: string }[]; updateStrategy: { partition: number } };
-    };
-    assert.equal(
-      out.metadata.annotations['kruise.io/sidecarset-hash'],
-      'c2d6db65z5xxw54z8vx645fzcwxdc5b92948c442cv8zv4747xcd5w487d2c7z7d',
-    );
-    assert.equal(out.spec.containers[0]?.podInjectPolicy, 'BeforeAppContainer');
-    assert.equal(out.spec.updateStrategy.partition, 0);
-    const again = await review('/mutate-sidecarsets', sidecarSetReview(out));
-    assert.equal(again.response.patch, undefined, 'a defaulted, hashed SidecarSet needs no patch');
-  });
+  for (const file of ['logtail-sidecarset.yaml', 'logtail-sidecarset-v1beta1.yaml']) {
+    it(`defaults and hashes SidecarSets (/mutate-sidecarsets, ${file})`, async () => {
+      const set = parse(await readFile(join(examples, file), 'utf8')) as Record<string, unknown>;
+      const answer = await review('/mutate-sidecarsets', sidecarSetReview(set));
+      assert.equal(answer.response.allowed, true);
+      const ops = JSON.parse(
+        Buffer.from(answer.response.patch ?? '', 'base64').toString(),
+      ) as jsonPatch.Operation[];
+      const out = jsonPatch.applyPatch(structuredClone(set), ops).newDocument as {
+        metadata: { annotations: Record<string, string> };
+        spec: { containers: { podInjectPolicy: string }[]; updateStrategy: { partition: number } };
+      };
+      assert.equal(
+        out.metadata.annotations['kruise.io/sidecarset-hash'],
+        'c2d6db65z5xxw54z8vx645fzcwxdc5b92948c442cv8zv4747xcd5w487d2c7z7d',
+      );
+      assert.equal(out.spec.containers[0]?.podInjectPolicy, 'BeforeAppContainer');
+      assert.equal(out.spec.updateStrategy.partition, 0);
+      const again = await review('/mutate-sidecarsets', sidecarSetReview(out));
+      assert.equal(
+        again.response.patch,
+        undefined,
+        'a defaulted, hashed SidecarSet needs no patch',
+      );
+    });
+  }
 
   it('validates SidecarSets, conflicts with the cached ones included (/validate-sidecarsets)', async () => {
     const agent = (name: string, container: string, app: string): Record<string, unknown> => ({

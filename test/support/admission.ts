@@ -23,13 +23,19 @@ export function podReview(
   );
 }
 
+/** A SidecarSet review in the version the object is written in (v1alpha1 when it says none). */
 export function sidecarSetReview(
   object: unknown,
   options: ReviewOptions = {},
 ): Record<string, unknown> {
+  const apiVersion =
+    typeof object === 'object' && object !== null && 'apiVersion' in object
+      ? String(object.apiVersion)
+      : '';
+  const version = apiVersion === 'apps.kruise.io/v1beta1' ? 'v1beta1' : 'v1alpha1';
   return review(
-    { group: 'apps.kruise.io', version: 'v1alpha1', kind: 'SidecarSet' },
-    { group: 'apps.kruise.io', version: 'v1alpha1', resource: 'sidecarsets' },
+    { group: 'apps.kruise.io', version, kind: 'SidecarSet' },
+    { group: 'apps.kruise.io', version, resource: 'sidecarsets' },
     object,
     options,
   );

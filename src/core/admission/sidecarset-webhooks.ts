@@ -1,13 +1,16 @@
 /**
  * The SidecarSet webhooks: mutating (defaults and hash annotations, recomputed on every CREATE and
  * UPDATE as OpenKruise does) and validating (the rules, conflicts with the cached SidecarSets).
+ * Both take a SidecarSet in the version the request was made in, v1alpha1 or v1beta1, and answer
+ * in it (the patch, the field paths of errors).
  */
+import { dropStaleNamespaceAnnotation } from '../conversion/sidecarset-conversion.js';
 import { applySidecarSetAdmission } from '../hash.js';
 import type { RevisionLookup } from '../inject/revision.js';
 import { isPlainObject } from '../json.js';
 import { diffAsJsonPatch } from '../patch.js';
 import type { SidecarSet } from '../sidecarset-types.js';
-import { SIDECARSET_API_VERSION } from '../sidecarset-types.js';
+import { SIDECARSET_API_VERSIONS, SIDECARSET_GROUP } from '../sidecarset-types.js';
 import { formatFieldErrors } from '../validation/field-error.js';
 import { validateSidecarSet, validateSidecarSetSchema } from '../validation/sidecarset.js';
 import type { AdmissionRequest, AdmissionResponse } from './review.js';
@@ -31,13 +34,13 @@ function sidecarSetOf(request: AdmissionRequest): SidecarSetDecision | SidecarSe
   if (request.subResource !== undefined || !WRITES.has(request.operation)) {
     return { response: allow(uid), outcome: 'skipped' };
   }
-  const served = SIDECARSET_API_VERSION.split('/')[1];
-  if (request.kind.version !== served) {
+  const version = `${SIDECARSET_GROUP}/${request.kind.version}`;
+  if (!(SIDECARSET_API_VERSIONS as readonly string[]).includes(version)) {
     return {
       response: deny(
         uid,
         400,
-        `SidecarSet ${request.kind.version} is not served; use ${SIDECARSET_API_VERSION}`,
+        `SidecarSet ${version} is not served; use ${SIDECARSET_API_VERSIONS.join(' or ')}`,
         'BadRequest',
       ),
       outcome: 'rejected',
@@ -53,7 +56,10 @@ function sidecarSetOf(request: AdmissionRequest): SidecarSetDecision | SidecarSe
 export function decideSidecarSetMutation(request: AdmissionRequest): SidecarSetDecision {
   const target = sidecarSetOf(request);
   if ('response' in target) return target;
-  const patch = diffAsJsonPatch(target, applySidecarSetAdmission(target));
+  const patch = diffAsJsonPatch(
+    target,
+    dropStaleNamespaceAnnotation(applySidecarSetAdmission(target)),
+  );
   if (patch.length === 0) return { response: allow(request.uid), outcome: 'unchanged' };
   return {
     response: allow(request.uid, { patch: encodePatch(patch), patchType: 'JSONPatch' }),

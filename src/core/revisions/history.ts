@@ -8,6 +8,7 @@ import {
   SIDECARSET_HASH,
   SIDECARSET_NAME_LABEL,
 } from '../annotations.js';
+import { customVersionOf } from '../custom-version.js';
 import { LOCAL_OBJECT_REFERENCE, SIDECAR_CONTAINER } from '../go-container-fields.js';
 import { encodeGo, goMap, goSlice, goString, goStruct } from '../go-json.js';
 import { safeEncodeString } from '../hash.js';
@@ -124,7 +125,11 @@ export function sortRevisions<T extends { revision: number; name: string }>(
   return [...revisions].sort((a, b) => a.revision - b.revision || compareStrings(a.name, b.name));
 }
 
-/** NewRevision: the candidate for the current spec, named with this collision count. */
+/**
+ * NewRevision: the candidate for the current spec, named with this collision count. Its labels
+ * are the SidecarSet's, with the custom version of either API version: the same revision for a
+ * SidecarSet written as v1alpha1 or v1beta1.
+ */
 export function newRevision(
   ss: Readonly<SidecarSet>,
   number: number,
@@ -134,6 +139,8 @@ export function newRevision(
   const name = ss.metadata.name ?? '';
   const hash = revisionHash(data, collisionCount);
   const labels: Record<string, string> = { ...ss.metadata.labels };
+  const customVersion = ss.spec.customVersion ?? '';
+  if (customVersion !== '') labels[SIDECARSET_CUSTOM_VERSION_LABEL] = customVersion;
   labels[CONTROLLER_REVISION_HASH_LABEL] = hash;
   labels[SIDECARSET_NAME_LABEL] = name;
   return {
@@ -193,7 +200,7 @@ export function planRevisions(
   }
   plan.latestRevision = latest.name;
   plan.collisionCount = collisionCount;
-  const customVersion = ss.metadata.labels?.[SIDECARSET_CUSTOM_VERSION_LABEL] ?? '';
+  const customVersion = customVersionOf(ss);
   if (customVersion !== '' && latest.labels[SIDECARSET_CUSTOM_VERSION_LABEL] !== customVersion) {
     plan.customVersion = { name: latest.name, value: customVersion };
     const labels = { ...latest.labels, [SIDECARSET_CUSTOM_VERSION_LABEL]: customVersion };

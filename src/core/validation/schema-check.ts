@@ -1,28 +1,45 @@
-/** Checks a SidecarSet document against SIDECARSET_SCHEMA with ajv, compiled on first use. */
+/**
+ * Checks a SidecarSet document against the schema of its apiVersion (SIDECARSET_SCHEMAS) with
+ * ajv, each compiled on first use. A document of neither version is checked as v1beta1, the
+ * version a new manifest should use, with its apiVersion refused.
+ */
 import { Ajv } from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { FieldError } from './field-error.js';
 import { forbidden, invalid, notSupported, required } from './field-error.js';
 import { isPlainObject } from '../json.js';
-import { SIDECARSET_SCHEMA } from './sidecarset-schema.js';
+import { SIDECARSET_SCHEMAS } from './sidecarset-schema.js';
+import type { SidecarSetApiVersion } from '../sidecarset-types.js';
+import { SIDECARSET_API_VERSIONS, V1BETA1, isSidecarSetApiVersion } from '../sidecarset-types.js';
 
-let compiled: ValidateFunction | undefined;
+const compiled = new Map<SidecarSetApiVersion, ValidateFunction>();
+let ajv: Ajv | undefined;
 
-function validator(): ValidateFunction {
-  if (compiled === undefined) {
-    // The schema is ours and checked against the meta-schema by test/core/validation/schema.test.ts;
-    // checking it again at every start costs each CLI run a tenth of a second.
-    const ajv = new Ajv({ allErrors: true, validateSchema: false });
-    ajv.addVocabulary(['x-kubernetes-int-or-string', 'x-kubernetes-preserve-unknown-fields']);
-    compiled = ajv.compile(SIDECARSET_SCHEMA);
+function validator(version: SidecarSetApiVersion): ValidateFunction {
+  let validate = compiled.get(version);
+  if (validate === undefined) {
+    if (ajv === undefined) {
+      // The schemas are ours and checked against the meta-schema by
+      // test/core/validation/schema.test.ts; checking them again at every start costs each CLI
+      // run a tenth of a second.
+      ajv = new Ajv({ allErrors: true, validateSchema: false });
+      ajv.addVocabulary(['x-kubernetes-int-or-string', 'x-kubernetes-preserve-unknown-fields']);
+    }
+    validate = ajv.compile(SIDECARSET_SCHEMAS[version]);
+    compiled.set(version, validate);
   }
-  return compiled;
+  return validate;
 }
 
 export function validateSidecarSetSchema(value: unknown): FieldError[] {
-  const validate = validator();
-  if (validate(value)) return [];
-  return mapAjvErrors(validate.errors ?? [], value);
+  const apiVersion = isPlainObject(value) ? value['apiVersion'] : undefined;
+  const known = isSidecarSetApiVersion(apiVersion);
+  const validate = validator(known ? apiVersion : V1BETA1);
+  const errors = validate(value) ? [] : mapAjvErrors(validate.errors ?? [], value);
+  if (known || !isPlainObject(value)) return errors;
+  const others = errors.filter((e) => e.field !== 'apiVersion');
+  if (apiVersion === undefined) return [required('apiVersion', ''), ...others];
+  return [notSupported('apiVersion', apiVersion, SIDECARSET_API_VERSIONS), ...others];
 }
 
 function segmentsOf(instancePath: string): string[] {

@@ -1,5 +1,8 @@
+import type { SidecarSetApiVersion } from '../sidecarset-types.js';
+import { V1ALPHA1, V1BETA1 } from '../sidecarset-types.js';
+
 /**
- * The shape of an apps.kruise.io/v1alpha1 SidecarSet document as JSON Schema (draft-07 subset
+ * The shape of a SidecarSet document, apps.kruise.io/v1alpha1 and v1beta1, as JSON Schema (draft-07 subset
  * that a CRD's openAPIV3Schema accepts). Unknown fields are rejected on spec and on the
  * SidecarSet-specific sub-objects; container objects accept any core/v1 field.
  *
@@ -420,7 +423,8 @@ const injectionStrategy = {
       properties: {
         customVersion: str(
           'The version whose SidecarSet carried the label ' +
-            'apps.kruise.io/sidecarset-custom-version with this value.',
+            'apps.kruise.io/sidecarset-custom-version (v1alpha1) or spec.customVersion ' +
+            '(v1beta1) with this value.',
         ),
         revisionName: str('The name of the ControllerRevision to inject.'),
         policy: {
@@ -438,6 +442,7 @@ const injectionStrategy = {
   },
 } as const;
 
+/** apps.kruise.io/v1alpha1. */
 export const SIDECARSET_SCHEMA = {
   $schema: 'http://json-schema.org/draft-07/schema#',
   type: 'object',
@@ -567,3 +572,50 @@ export const SIDECARSET_SCHEMA = {
     status: object('The observed state, written by the controller.'),
   },
 } as const;
+
+type SchemaNode = Readonly<Record<string, unknown>>;
+
+const V1ALPHA1_SPEC = SIDECARSET_SCHEMA.properties.spec;
+const V1BETA1_SPEC_FIELDS = Object.fromEntries(
+  Object.entries(V1ALPHA1_SPEC.properties).filter(([field]) => field !== 'namespace'),
+);
+
+/**
+ * apps.kruise.io/v1beta1 (OpenKruise apis/apps/v1beta1/sidecarset_types.go): no spec.namespace
+ * (a namespaceSelector on kubernetes.io/metadata.name says it), and the custom version in
+ * spec.customVersion instead of a label.
+ */
+export const SIDECARSET_SCHEMA_V1BETA1: SchemaNode = {
+  ...SIDECARSET_SCHEMA,
+  properties: {
+    ...SIDECARSET_SCHEMA.properties,
+    apiVersion: {
+      type: 'string',
+      description: 'The API version of the object: apps.kruise.io/v1beta1.',
+      const: 'apps.kruise.io/v1beta1',
+    },
+    spec: {
+      ...V1ALPHA1_SPEC,
+      properties: {
+        ...V1BETA1_SPEC_FIELDS,
+        namespaceSelector: labelSelector(
+          'Only pods in namespaces whose labels match; unset: every namespace. One namespace: ' +
+            'matchLabels kubernetes.io/metadata.name: <name> (what v1alpha1 spec.namespace ' +
+            'becomes).',
+        ),
+        customVersion: str(
+          'A name for this version of the SidecarSet, given to the ControllerRevision that ' +
+            'records it, so that injectionStrategy.revision.customVersion can pin new pods to ' +
+            'it. A label value. In v1alpha1 it is the label ' +
+            'apps.kruise.io/sidecarset-custom-version, which v1beta1 refuses.',
+        ),
+      },
+    },
+  },
+};
+
+/** The schema of each served version. */
+export const SIDECARSET_SCHEMAS: Readonly<Record<SidecarSetApiVersion, SchemaNode>> = {
+  [V1BETA1]: SIDECARSET_SCHEMA_V1BETA1,
+  [V1ALPHA1]: SIDECARSET_SCHEMA,
+};

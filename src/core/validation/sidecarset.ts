@@ -14,13 +14,19 @@ import {
   required,
   tooLong,
 } from './field-error.js';
-import { SIDECARSET_BASE, SIDECARSET_CANARY } from '../annotations.js';
-import { PATCH_POLICIES } from '../sidecarset-types.js';
+import {
+  SIDECARSET_BASE,
+  SIDECARSET_CANARY,
+  SIDECARSET_CUSTOM_VERSION_LABEL,
+  SIDECARSET_V1ALPHA1_NAMESPACE,
+} from '../annotations.js';
+import { PATCH_POLICIES, V1BETA1 } from '../sidecarset-types.js';
 import {
   byteLength,
   isDNS1123Label,
   isQualifiedName,
   isSelectorEmpty,
+  isValidLabelValue,
   maxLenError,
   regexError,
   validateLabelSelector,
@@ -53,6 +59,7 @@ const TOTAL_ANNOTATION_SIZE = 256 * 1024;
 
 export function validateSidecarSet(ss: Readonly<SidecarSet>, ctx: ValidationContext): FieldError[] {
   const errs = validateMetadata(ss.metadata);
+  errs.push(...validateVersionFields(ss));
   errs.push(...validateCanary(ss, ctx));
   errs.push(...validateSpec(ss, ctx));
   if (ctx.old !== undefined)
@@ -86,6 +93,41 @@ function validateMetadata(meta: Readonly<ObjectMeta>): FieldError[] {
     errs.push(forbidden('metadata.namespace', 'not allowed on this type'));
   errs.push(...validateLabels(meta.labels, 'metadata.labels'));
   errs.push(...validateAnnotations(meta.annotations, 'metadata.annotations'));
+  return errs;
+}
+
+/**
+ * What one version has and the other says elsewhere. v1beta1 keeps the custom version in
+ * spec.customVersion (a label value, as it becomes the ControllerRevision's label) and refuses
+ * the v1alpha1 label, which would disagree with it when the SidecarSet is read as v1alpha1; v1alpha1
+ * refuses the annotation the conversion keeps its namespace in. Rules of ours, so that either
+ * version converts to the other and back unchanged (docs/adr/0013-sidecarset-v1beta1.md).
+ */
+function validateVersionFields(ss: Readonly<SidecarSet>): FieldError[] {
+  const errs: FieldError[] = [];
+  if (ss.apiVersion === V1BETA1) {
+    const label = ss.metadata.labels?.[SIDECARSET_CUSTOM_VERSION_LABEL];
+    if (label !== undefined) {
+      errs.push(
+        forbidden(
+          `metadata.labels[${SIDECARSET_CUSTOM_VERSION_LABEL}]`,
+          'in apps.kruise.io/v1beta1 the custom version is spec.customVersion',
+        ),
+      );
+    }
+    const version = ss.spec.customVersion ?? '';
+    for (const msg of isValidLabelValue(version))
+      errs.push(invalid('spec.customVersion', version, msg));
+    return errs;
+  }
+  if (ss.metadata.annotations?.[SIDECARSET_V1ALPHA1_NAMESPACE] !== undefined) {
+    errs.push(
+      forbidden(
+        `metadata.annotations[${SIDECARSET_V1ALPHA1_NAMESPACE}]`,
+        'kept by the conversion to apps.kruise.io/v1beta1; set spec.namespace instead',
+      ),
+    );
+  }
   return errs;
 }
 

@@ -5,7 +5,10 @@ import { Ajv } from 'ajv';
 
 import { formatFieldError } from '../../../src/core/validation/field-error.js';
 import { validateSidecarSetSchema } from '../../../src/core/validation/sidecarset.js';
-import { SIDECARSET_SCHEMA } from '../../../src/core/validation/sidecarset-schema.js';
+import {
+  SIDECARSET_SCHEMA,
+  SIDECARSET_SCHEMAS,
+} from '../../../src/core/validation/sidecarset-schema.js';
 
 const doc = (spec: object, extra: object = {}): object => ({
   apiVersion: 'apps.kruise.io/v1alpha1',
@@ -33,10 +36,12 @@ test('a well-formed document passes', () => {
   assert.equal(SIDECARSET_SCHEMA.properties.kind.const, 'SidecarSet');
 });
 
-test('the schema is valid JSON Schema (the validator skips this check at start-up)', () => {
+test("each version's schema is valid JSON Schema (the validator skips this check at start-up)", () => {
   const ajv = new Ajv();
   ajv.addVocabulary(['x-kubernetes-int-or-string', 'x-kubernetes-preserve-unknown-fields']);
-  assert.equal(ajv.validateSchema(SIDECARSET_SCHEMA), true, JSON.stringify(ajv.errors));
+  for (const schema of Object.values(SIDECARSET_SCHEMAS)) {
+    assert.equal(ajv.validateSchema(schema), true, JSON.stringify(ajv.errors));
+  }
   assert.equal(ajv.validateSchema({ type: 'no-such-type' }), false);
 });
 
@@ -48,7 +53,7 @@ test('shape errors with dotted paths', () => {
     'spec: Required value',
   ]);
   assert.deepEqual(check(doc({}, { apiVersion: 'v1', kind: 'Pod', metadata: { name: '' } })), [
-    'apiVersion: Unsupported value: "v1": supported values: "apps.kruise.io/v1alpha1"',
+    'apiVersion: Unsupported value: "v1": supported values: "apps.kruise.io/v1beta1", "apps.kruise.io/v1alpha1"',
     'kind: Unsupported value: "Pod": supported values: "SidecarSet"',
     'metadata.name: Required value',
   ]);
@@ -103,4 +108,22 @@ test('shape errors with dotted paths', () => {
     'spec.volumes[1].name: Required value',
   ]);
   assert.deepEqual(check(null), [': Invalid value: null: must be of type object']);
+});
+
+test('v1beta1: spec.customVersion, no spec.namespace; each version its own fields', () => {
+  const beta = (spec: object): object => ({
+    ...doc(spec),
+    apiVersion: 'apps.kruise.io/v1beta1',
+  });
+  assert.deepEqual(
+    check(beta({ customVersion: 'v2', namespaceSelector: { matchLabels: {} } })),
+    [],
+  );
+  assert.deepEqual(check(beta({ namespace: 'shop' })), [
+    'spec.namespace: Forbidden: unknown field',
+  ]);
+  assert.deepEqual(check(doc({ customVersion: 'v2' })), [
+    'spec.customVersion: Forbidden: unknown field',
+  ]);
+  assert.deepEqual(check(doc({ namespace: 'shop' })), []);
 });
