@@ -201,6 +201,12 @@ replacements:
       - select:
           kind: ValidatingWebhookConfiguration
         fieldPaths: [webhooks.*.clientConfig.caBundle]
+      - select:
+          kind: CustomResourceDefinition
+          name: sidecarsets.apps.kruise.io
+        fieldPaths: [spec.conversion.webhook.clientConfig.caBundle]
+        options:
+          create: true
 KUSTOMIZATION
   chmod 644 "$out_dir/kustomization.yaml"
   echo "gen.sh: install with: kubectl apply -k $out_dir" >&2

@@ -12,7 +12,9 @@
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import type { Schema } from './gen-crd.js';
-import { SIDECARSET_SCHEMA } from '../src/core/validation/sidecarset-schema.js';
+import type { SidecarSetApiVersion } from '../src/core/sidecarset-types.js';
+import { V1ALPHA1, V1BETA1 } from '../src/core/sidecarset-types.js';
+import { SIDECARSET_SCHEMA, SIDECARSET_SCHEMAS } from '../src/core/validation/sidecarset-schema.js';
 import { sidecarSetOpenApiSchema, writeGenerated } from './gen-crd.js';
 
 export const API_REFERENCE_PATH = fileURLToPath(
@@ -117,6 +119,32 @@ function withMetadataDescription(root: Schema): Schema {
   return { ...root, properties: { ...props, metadata: { type: 'object', description } } };
 }
 
+/** The spec fields only one version has, as a table. */
+function versionDifferences(): string {
+  const specOf = (version: SidecarSetApiVersion): Schema => {
+    const spec = SIDECARSET_SCHEMAS[version]['properties'];
+    const fields =
+      isSchema(spec) && isSchema(spec['spec']) ? spec['spec']['properties'] : undefined;
+    if (!isSchema(fields)) throw new Error(`${version} has no spec fields`);
+    return fields;
+  };
+  const alpha = specOf(V1ALPHA1);
+  const beta = specOf(V1BETA1);
+  const rows = ['| Field | Only in | Description |', '| ----- | ------- | ----------- |'];
+  for (const [version, fields, other] of [
+    ['v1beta1', beta, alpha],
+    ['v1alpha1', alpha, beta],
+  ] as const) {
+    for (const [name, node] of Object.entries(fields)) {
+      if (name in other || !isSchema(node)) continue;
+      rows.push(
+        `| \`spec.${name}\` | ${version} | ${text(node, 'description').replaceAll('|', '\\|')} |`,
+      );
+    }
+  }
+  return rows.join('\n');
+}
+
 /** The page as committed (formatted with the repository's Prettier). */
 export async function renderApiReference(): Promise<string> {
   const reference = new Reference();
@@ -126,10 +154,15 @@ export async function renderApiReference(): Promise<string> {
     '',
     '# SidecarSet API reference',
     '',
+    '`apps.kruise.io/v1beta1` (stored; what a new manifest should use) and',
     '`apps.kruise.io/v1alpha1`, kind `SidecarSet`, cluster-scoped (the CRD',
     '`sidecarsets.apps.kruise.io`). The same descriptions are in the CRD: `kubectl explain',
     'sidecarset.spec.updateStrategy` prints them in a cluster. Defaults that the webhook applies',
-    '(not the API server) are named in the descriptions.',
+    '(not the API server) are named in the descriptions. The tables show v1beta1; the versions',
+    'differ only in the fields below, and either converts to the other and back unchanged',
+    '([ADR 14](adr/0014-sidecarset-v1beta1.md)).',
+    '',
+    versionDifferences(),
     '',
     reference.render(),
   ].join('\n');

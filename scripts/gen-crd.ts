@@ -22,7 +22,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import { Document } from 'yaml';
-import { SIDECARSET_SCHEMA } from '../src/core/validation/sidecarset-schema.js';
+import type { SidecarSetApiVersion } from '../src/core/sidecarset-types.js';
+import { V1ALPHA1, V1BETA1 } from '../src/core/sidecarset-types.js';
+import { SIDECARSET_SCHEMAS } from '../src/core/validation/sidecarset-schema.js';
 
 export type Schema = { readonly [key: string]: unknown };
 
@@ -158,9 +160,9 @@ const STATUS_SCHEMA: Schema = {
 /** Root fields the API server validates itself; a CRD schema may only give their type. */
 const SERVER_OWNED: ReadonlySet<string> = new Set(['apiVersion', 'kind', 'metadata']);
 
-/** The validator's whole-document schema as the CRD's openAPIV3Schema. */
-export function sidecarSetOpenApiSchema(): Schema {
-  const root = toStructural(SIDECARSET_SCHEMA);
+/** The validator's whole-document schema of one version as the CRD's openAPIV3Schema. */
+export function sidecarSetOpenApiSchema(version: SidecarSetApiVersion = V1BETA1): Schema {
+  const root = toStructural(SIDECARSET_SCHEMAS[version]);
   const props = root['properties'];
   if (!isSchema(props)) throw new Error('the SidecarSet schema has no properties');
   const properties = Object.fromEntries(
@@ -192,34 +194,55 @@ export function buildCrd(): Schema {
         singular: 'sidecarset',
       },
       scope: 'Cluster',
-      versions: [
-        {
-          name: 'v1alpha1',
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            column('MATCHED', '.status.matchedPods', 'integer', 'The number of pods matched.'),
-            column('UPDATED', '.status.updatedPods', 'integer', 'Matched pods that are updated.'),
-            column('READY', '.status.readyPods', 'integer', 'Matched pods that are ready.'),
-            column(
-              'PAUSED',
-              '.status.conditions[?(@.type=="RolloutPaused")].status',
-              'string',
-              'Whether the rollout is paused (condition RolloutPaused).',
-            ),
-            column(
-              'REASON',
-              '.status.conditions[?(@.type=="RolloutPaused")].reason',
-              'string',
-              'Why: UnhealthyPods (failed upgraded pods), Paused (updateStrategy.paused) or Resumed.',
-            ),
-            column('AGE', '.metadata.creationTimestamp', 'date', 'Time since creation.'),
-          ],
-          schema: { openAPIV3Schema: sidecarSetOpenApiSchema() },
+      // As OpenKruise since v1.9: both served, v1beta1 stored, v1alpha1 converted by our webhook
+      // (docs/adr/0014-sidecarset-v1beta1.md). Reading or writing v1alpha1 needs the webhook up.
+      versions: [crdVersion(V1ALPHA1, false), crdVersion(V1BETA1, true)],
+      conversion: {
+        strategy: 'Webhook',
+        webhook: {
+          conversionReviewVersions: ['v1'],
+          clientConfig: {
+            service: {
+              name: 'sidecarset-webhook',
+              namespace: 'sidecarset-system',
+              path: '/convert',
+              port: 443,
+            },
+            // No caBundle, unlike the webhook configurations' placeholder: the API server does not
+            // establish a CRD whose conversion caBundle is not a CA. The webhook writes it (self-
+            // managed certificate), or certs/gen.sh's overlay, cert-manager or the chart sets it.
+          },
         },
-      ],
+      },
     },
+  };
+}
+
+function crdVersion(apiVersion: SidecarSetApiVersion, storage: boolean): Schema {
+  return {
+    name: apiVersion.split('/')[1],
+    served: true,
+    storage,
+    subresources: { status: {} },
+    additionalPrinterColumns: [
+      column('MATCHED', '.status.matchedPods', 'integer', 'The number of pods matched.'),
+      column('UPDATED', '.status.updatedPods', 'integer', 'Matched pods that are updated.'),
+      column('READY', '.status.readyPods', 'integer', 'Matched pods that are ready.'),
+      column(
+        'PAUSED',
+        '.status.conditions[?(@.type=="RolloutPaused")].status',
+        'string',
+        'Whether the rollout is paused (condition RolloutPaused).',
+      ),
+      column(
+        'REASON',
+        '.status.conditions[?(@.type=="RolloutPaused")].reason',
+        'string',
+        'Why: UnhealthyPods (failed upgraded pods), Paused (updateStrategy.paused) or Resumed.',
+      ),
+      column('AGE', '.metadata.creationTimestamp', 'date', 'Time since creation.'),
+    ],
+    schema: { openAPIV3Schema: sidecarSetOpenApiSchema(apiVersion) },
   };
 }
 

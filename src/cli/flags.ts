@@ -58,7 +58,7 @@ export function parseByteSize(value: string): number {
   return bytes;
 }
 
-/** --webhook-configurations: `mutating/NAME,validating/NAME`, comma-separated. */
+/** --webhook-configurations: `mutating/NAME,validating/NAME,crd/NAME`, comma-separated. */
 export function parseWebhookConfigurations(value: string): WebhookConfigurationRef[] {
   try {
     return parseList(value).map(parseWebhookConfigurationRef);

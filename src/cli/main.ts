@@ -280,7 +280,7 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
     .addOption(
       new Option(
         '--webhook-configurations <list>',
-        'mutating/NAME,validating/NAME whose caBundle the self-managed certificate keeps',
+        'mutating/NAME,validating/NAME,crd/NAME whose caBundle the self-managed certificate keeps (crd: the conversion webhook; default the two webhook configurations and the SidecarSet CRD)',
       )
         .env('SIDECARSET_WEBHOOK_CONFIGURATIONS')
         .argParser(parseWebhookConfigurations),

@@ -70,6 +70,7 @@ export const DEFAULT_CERT_SECRET = 'sidecarset-webhook-certs';
 export const DEFAULT_WEBHOOK_CONFIGURATIONS: readonly WebhookConfigurationRef[] = [
   { kind: 'mutating', name: 'sidecarset-mutating-webhook' },
   { kind: 'validating', name: 'sidecarset-validating-webhook' },
+  { kind: 'crd', name: 'sidecarsets.apps.kruise.io' },
 ];
 /** The Service in manifests/base/webhook/service.yaml. */
 const WEBHOOK_SERVICE = 'sidecarset-webhook';

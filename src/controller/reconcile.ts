@@ -10,6 +10,7 @@ import { SIDECARSET_HASH } from '../core/annotations.js';
 import type { Pod } from '../core/k8s-types.js';
 import type { NamespaceLabels } from '../core/match.js';
 import { withHashes } from '../core/hash.js';
+import { V1BETA1 } from '../core/sidecarset-types.js';
 import type { SidecarSet, SidecarSetStatus } from '../core/sidecarset-types.js';
 import {
   ROLLOUT_PAUSED,
@@ -516,7 +517,7 @@ function gateCondition(status: 'True' | 'False', reason: string, now: Date) {
 function sidecarSetRef(ss: SidecarSet): ObjectReference {
   return {
     kind: 'SidecarSet',
-    apiVersion: 'apps.kruise.io/v1alpha1',
+    apiVersion: V1BETA1,
     name: ss.metadata.name ?? '',
     ...(ss.metadata.uid ? { uid: ss.metadata.uid } : {}),
   };

@@ -15,16 +15,23 @@ import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
 import {
   AdmissionregistrationV1Api,
   ApiException,
+  ApiextensionsV1Api,
   CoreV1Api,
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
-import type { CertificateBundle, CertificatePolicy, WebhookEntry } from '../server/cert-plan.js';
+import type {
+  CertificateBundle,
+  CertificatePolicy,
+  ConversionHolder,
+  WebhookEntry,
+} from '../server/cert-plan.js';
 import {
   caBundleOf,
   caBundlePatch,
+  conversionCaBundlePatch,
   issueBundle,
   judgeSecretData,
   secretData,
@@ -61,6 +68,7 @@ const MAX_ATTEMPTS = 5;
 export function createCertificateManager(options: CertificateManagerOptions): CertificateManager {
   const core = options.kubeConfig.makeApiClient(CoreV1Api);
   const admission = options.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+  const extensions = options.kubeConfig.makeApiClient(ApiextensionsV1Api);
   const now = options.now ?? (() => new Date());
   const { namespace, secretName: name, logger } = options;
   let lastFingerprint = '';
@@ -129,13 +137,18 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
         continue;
       }
       missingConfigs.delete(key);
-      const body = caBundlePatch(config.webhooks ?? [], caBundle);
+      const body =
+        'spec' in config
+          ? conversionCaBundlePatch(config, caBundle)
+          : caBundlePatch(config.webhooks ?? [], caBundle);
       if (body.length === 0) continue;
       const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
       if (ref.kind === 'mutating') {
         await admission.patchMutatingWebhookConfiguration({ name: ref.name, body }, jsonPatch);
-      } else {
+      } else if (ref.kind === 'validating') {
         await admission.patchValidatingWebhookConfiguration({ name: ref.name, body }, jsonPatch);
+      } else {
+        await extensions.patchCustomResourceDefinition({ name: ref.name, body }, jsonPatch);
       }
       logger.info({ configuration: key }, 'caBundle written');
     }
@@ -143,8 +156,9 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
 
   async function readConfiguration(
     ref: WebhookConfigurationRef,
-  ): Promise<{ webhooks?: WebhookEntry[] } | undefined> {
+  ): Promise<{ webhooks?: WebhookEntry[] } | Required<Pick<ConversionHolder, 'spec'>> | undefined> {
     try {
+      if (ref.kind === 'crd') return await extensions.readCustomResourceDefinition(ref);
       return ref.kind === 'mutating'
         ? await admission.readMutatingWebhookConfiguration({ name: ref.name })
         : await admission.readValidatingWebhookConfiguration({ name: ref.name });

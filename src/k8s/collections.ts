@@ -6,7 +6,7 @@ import { NAMESPACE_NAME_LABEL } from '../core/annotations.js';
 import type { Labels } from '../core/selector.js';
 import type { ListPage, ListParams } from './reflector.js';
 
-export const SIDECARSETS_PATH = '/apis/apps.kruise.io/v1alpha1/sidecarsets';
+export const SIDECARSETS_PATH = '/apis/apps.kruise.io/v1beta1/sidecarsets';
 export const NAMESPACES_PATH = '/api/v1/namespaces';
 
 export function listSidecarSets(
@@ -16,7 +16,7 @@ export function listSidecarSets(
   return async (params) =>
     (await custom.listClusterCustomObject({
       group: 'apps.kruise.io',
-      version: 'v1alpha1',
+      version: 'v1beta1',
       plural: 'sidecarsets',
       ...params,
     })) as ListPage<KubernetesObject>;

@@ -77,7 +77,7 @@ export function createKubeWriter(kubeConfig: KubeConfig): ClusterWriter {
       const body = { status };
       await conflictAware(() =>
         custom.patchClusterCustomObjectStatus(
-          { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets', name, body },
+          { group: 'apps.kruise.io', version: 'v1beta1', plural: 'sidecarsets', name, body },
           mergePatch,
         ),
       );

@@ -55,7 +55,7 @@ export interface ReflectorHandlers<T> {
 
 export interface ReflectorOptions<Raw, T> {
   kubeConfig: KubeConfig;
-  /** The collection's path, used for the watch: /api/v1/pods, /apis/apps.kruise.io/v1alpha1/sidecarsets. */
+  /** The collection's path, used for the watch: /api/v1/pods, /apis/apps.kruise.io/v1beta1/sidecarsets. */
   path: string;
   /** One page of the collection; pass every param on to client-node. */
   list: (params: ListParams) => Promise<ListPage<Raw>>;

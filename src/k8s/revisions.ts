@@ -9,6 +9,7 @@ import { ApiException, AppsV1Api, PatchStrategy, setHeaderOptions } from '@kuber
 import type { Logger } from 'pino';
 
 import { SIDECARSET_NAME_LABEL } from '../core/annotations.js';
+import { V1BETA1 } from '../core/sidecarset-types.js';
 import type { RevisionLookup } from '../core/inject/revision.js';
 import type { NewRevision, StoredRevision } from '../core/revisions/history.js';
 import { canonicalData, toSidecarSetRevision } from '../core/revisions/history.js';
@@ -116,7 +117,7 @@ export function createRevisionWriter(kubeConfig: KubeConfig, namespace: string):
             ? {
                 ownerReferences: [
                   {
-                    apiVersion: 'apps.kruise.io/v1alpha1',
+                    apiVersion: V1BETA1,
                     kind: 'SidecarSet',
                     name: owner.metadata.name ?? '',
                     uid,

@@ -20,6 +20,7 @@ import {
   decideSidecarSetValidation,
 } from '../core/admission/sidecarset-webhooks.js';
 import type { Snapshot } from '../cache/snapshot.js';
+import { reviewConversion } from '../core/conversion/conversion-review.js';
 import { registerBodyBudget } from './body-budget.js';
 import type { HealthDeps } from './health-routes.js';
 import { registerHealthRoutes, sendStatus, statusBody } from './health-routes.js';
@@ -171,7 +172,43 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return { response: decision.response, result: decision.outcome };
   });
 
+  registerConversion(app, deps);
+
   return app;
+}
+
+/**
+ * /convert: the SidecarSet CRD's conversion webhook (docs/adr/0014-sidecarset-v1beta1.md). Pure
+ * conversion, so it answers before the SidecarSet cache has synced: the API server needs it to
+ * read or write v1alpha1 at all, the controller's own start included.
+ */
+function registerConversion(app: FastifyInstance, deps: AppDeps): void {
+  const endpoint = 'convert';
+  app.post(`/${endpoint}`, async (request, reply) => {
+    const started = process.hrtime.bigint();
+    const outcome = reviewConversion(request.body);
+    if (!outcome.ok) {
+      deps.metrics.requests.inc({ endpoint, decision: 'invalid', result: 'bad-review' });
+      return sendStatus(reply, 400, `invalid ConversionReview: ${outcome.message}`);
+    }
+    const { response } = outcome.review;
+    const success = response.result.status === 'Success';
+    deps.metrics.requests.inc({
+      endpoint,
+      decision: success ? 'allowed' : 'denied',
+      result: success ? 'converted' : 'failed',
+    });
+    deps.metrics.duration.observe({ endpoint }, Number(process.hrtime.bigint() - started) / 1e9);
+    if (!success) {
+      request.log.warn(
+        { endpoint, uid: response.uid, message: response.result.message },
+        'conversion failed',
+      );
+    } else if (deps.logger.isLevelEnabled('debug')) {
+      request.log.debug({ endpoint, uid: response.uid, objects: outcome.converted }, 'conversion');
+    }
+    return reply.send(outcome.review);
+  });
 }
 
 /** The plain-HTTP app of the metrics port: /metrics, /healthz, /readyz, under the same limits. */

@@ -183,6 +183,27 @@ export function caBundlePatch(webhooks: readonly WebhookEntry[], caBundle: strin
   );
 }
 
+/** A CustomResourceDefinition, as far as its conversion webhook's caBundle goes. */
+export interface ConversionHolder {
+  spec?: { conversion?: { strategy?: string; webhook?: { clientConfig?: { caBundle?: string } } } };
+}
+
+/**
+ * The JSON patch that sets a CRD's conversion webhook caBundle (docs/adr/0014), guarded by a
+ * `test` that the CRD still converts with a webhook. Empty when it is right, or when the CRD has no
+ * conversion webhook to point at us.
+ */
+export function conversionCaBundlePatch(crd: ConversionHolder, caBundle: string): unknown[] {
+  const conversion = crd.spec?.conversion;
+  if (conversion?.strategy !== 'Webhook' || conversion.webhook?.clientConfig === undefined)
+    return [];
+  if (conversion.webhook.clientConfig.caBundle === caBundle) return [];
+  return [
+    { op: 'test', path: '/spec/conversion/strategy', value: 'Webhook' },
+    { op: 'add', path: '/spec/conversion/webhook/clientConfig/caBundle', value: caBundle },
+  ];
+}
+
 /**
  * A new serving certificate for the policy's names, signed by `ca` when given (renewal keeps the
  * CA, and so the caBundle), else by a new CA. EC P-256 keys. Also makes the development

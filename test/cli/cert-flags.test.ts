@@ -22,14 +22,18 @@ describe('self-managed certificate flags', () => {
   });
 
   it('parses configuration lists and IP addresses, refusing anything else', async () => {
-    assert.deepEqual(parseWebhookConfigurations('mutating/a, validating/b.c'), [
+    assert.deepEqual(parseWebhookConfigurations('mutating/a, validating/b.c, crd/d.e'), [
       { kind: 'mutating', name: 'a' },
       { kind: 'validating', name: 'b.c' },
+      { kind: 'crd', name: 'd.e' },
     ]);
     assert.deepEqual(parseIpAddresses('127.0.0.1,::1'), ['127.0.0.1', '::1']);
-    const bad = await runCli(['serve', '--webhook-configurations', 'crd/x']);
+    const bad = await runCli(['serve', '--webhook-configurations', 'service/x']);
     assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /expected mutating\/NAME or validating\/NAME, got "crd\/x"/);
+    assert.match(
+      bad.stderr,
+      /expected mutating\/NAME, validating\/NAME or crd\/NAME, got "service\/x"/,
+    );
     const badIp = await runCli(['serve', '--cert-ip-addresses', 'localhost']);
     assert.equal(badIp.code, 2);
     assert.match(badIp.stderr, /not an IP address: localhost/);

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 
 import { convertSidecarSet } from '../../src/core/conversion/sidecarset-conversion.js';
-import { withHashes } from '../../src/core/sidecarset-admission.js';
+import { withHashes } from '../../src/core/hash.js';
 import type { SidecarSet } from '../../src/core/sidecarset-types.js';
 import { grayReleasePods } from '../fixtures/plan/gray-release-pods.js';
 import { runCli } from '../support/cli.js';

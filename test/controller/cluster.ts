@@ -170,13 +170,13 @@ export async function withCluster(
 }
 
 export function sidecarSet(name: string, spec: JsonObject): JsonObject {
-  return { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name }, spec };
+  return { apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSet', metadata: { name }, spec };
 }
 
 export async function createSidecarSet(cluster: TestCluster, body: JsonObject): Promise<void> {
   await cluster.custom.createClusterCustomObject({
     group: 'apps.kruise.io',
-    version: 'v1alpha1',
+    version: 'v1beta1',
     plural: 'sidecarsets',
     body,
   });

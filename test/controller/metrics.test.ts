@@ -57,7 +57,7 @@ describe('controller metrics', () => {
 
         await cluster.custom.deleteClusterCustomObject({
           group: 'apps.kruise.io',
-          version: 'v1alpha1',
+          version: 'v1beta1',
           plural: 'sidecarsets',
           name: 'agent',
         });

@@ -50,7 +50,7 @@ function revisions(cluster: TestCluster): Revision[] {
 
 function sidecarSetAnnotations(cluster: TestCluster, name: string): Record<string, string> {
   const ss = cluster.api.store
-    .list({ group: 'apps.kruise.io', version: 'v1alpha1', resource: 'sidecarsets' }, {})
+    .list({ group: 'apps.kruise.io', version: 'v1beta1', resource: 'sidecarsets' }, {})
     .items.find((s) => s.metadata.name === name);
   return ss?.metadata.annotations ?? {};
 }

@@ -51,8 +51,9 @@ describe('the SidecarSet CRD on a real API server', () => {
   });
 
   it('defaults resourcesPolicy.targetContainersNameRegex to .*, as OpenKruise does', async () => {
+    // v1beta1, the stored version: no webhook runs here to convert v1alpha1.
     const created = await plane().kubectl(['create', '-o', 'json', '-f', '-'], {
-      input: stringify(RESOURCES_POLICY_WITHOUT_REGEX),
+      input: stringify({ ...RESOURCES_POLICY_WITHOUT_REGEX, apiVersion: 'apps.kruise.io/v1beta1' }),
     });
     assert.equal(created.code, 0, created.stderr);
     const stored = JSON.parse(created.stdout) as {

@@ -23,8 +23,9 @@ interface WebhookConfiguration {
 }
 
 /**
- * JSON 6902 patches: each webhook's clientConfig becomes `url: base + its path` and `caBundle`
- * (none without `caPem`: the webhook's self-managed certificate writes it).
+ * JSON 6902 patches: each webhook's clientConfig, the CRD's conversion webhook included, becomes
+ * `url: base + its path` and `caBundle` (none without `caPem`: the webhook's self-managed
+ * certificate writes it).
  */
 async function clientConfigPatches(webhookBase: string, caPem?: string): Promise<unknown[]> {
   const caBundle = caPem === undefined ? {} : { caBundle: Buffer.from(caPem).toString('base64') };
@@ -47,6 +48,16 @@ async function clientConfigPatches(webhookBase: string, caPem?: string): Promise
       ),
     });
   }
+  patches.push({
+    target: { kind: 'CustomResourceDefinition', name: 'sidecarsets.apps.kruise.io' },
+    patch: stringify([
+      {
+        op: 'replace',
+        path: '/spec/conversion/webhook/clientConfig',
+        value: { url: `${webhookBase}/convert`, ...caBundle },
+      },
+    ]),
+  });
   return patches;
 }
 
@@ -73,8 +84,9 @@ export async function installManifests(
 }
 
 /**
- * Resolves once the API server sends SidecarSets to our mutating webhook: a server-side dry run
- * comes back with the hash annotation. A new webhook configuration takes a moment to be used.
+ * Resolves once the API server sends SidecarSets to our webhooks: a server-side dry run of a
+ * v1alpha1 SidecarSet (converted to v1beta1 by /convert to be stored) comes back with the hash
+ * annotation. A new webhook configuration takes a moment to be used.
  */
 export async function webhooksInUse(plane: ControlPlane): Promise<void> {
   const probe = stringify({

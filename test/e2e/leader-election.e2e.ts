@@ -45,11 +45,11 @@ describe('leader election on a real Lease', () => {
     const kc = plane().kubeConfig();
     const core = kc.makeApiClient(CoreV1Api);
     const custom = kc.makeApiClient(CustomObjectsApi);
-    const sidecarSets = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets' };
+    const sidecarSets = { group: 'apps.kruise.io', version: 'v1beta1', plural: 'sidecarsets' };
     await custom.createClusterCustomObject({
       ...sidecarSets,
       body: {
-        apiVersion: 'apps.kruise.io/v1alpha1',
+        apiVersion: 'apps.kruise.io/v1beta1',
         kind: 'SidecarSet',
         metadata: { name: 'agent' },
         spec: {

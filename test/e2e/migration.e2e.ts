@@ -4,7 +4,8 @@
  * version), a SidecarSet with the hash annotations OpenKruise's webhook wrote, pods OpenKruise
  * injected, kruise-controller-manager and OpenKruise's webhook configurations. No OpenKruise
  * process runs: its objects are there for the steps to act on. Then the documented commands, in
- * order, with the fixture's kubectl; then the checks that nothing was lost.
+ * order, with the fixture's kubectl; then the checks that nothing was lost. The SidecarSet is read
+ * as v1alpha1 afterwards: through our conversion webhook.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
@@ -220,53 +221,8 @@ describe('docs/migrating-from-openkruise.md on a real API server', () => {
       await kubectl(['create', '-f', '-'], stringify(object));
     const kubelet = new ApiKubelet(plane().kubeConfig(), { namespace: NS, delayMs: 20 });
     cluster.defer(() => kubelet.stop());
-  });
-
-  it('starts from OpenKruise v1.9: SidecarSets stored as v1beta1, its pod webhook in the way', async () => {
-    assert.deepEqual(
-      (await crd()).spec.versions.map((v) => [v.name, v.storage]),
-      [
-        ['v1alpha1', false],
-        ['v1beta1', true],
-      ],
-    );
-    const blocked = await plane().kubectl(['create', '-f', '-'], {
-      input: stringify(injectedPod('blocked')),
-    });
-    assert.notEqual(blocked.code, 0);
-    assert.match(blocked.stderr, /mpod\.kb\.io/);
-  });
-
-  it('step 1: back up the SidecarSets', async () => {
-    const backup = await kubectl(['get', 'sidecarsets', '-o', 'yaml']);
-    assert.match(backup, /name: dns-sidecarset/);
-  });
-
-  it('step 2: make v1alpha1 the storage version while OpenKruise still converts', async () => {
-    assert.equal((await crd()).spec.versions[0]?.name, 'v1alpha1');
-    await kubectl([
-      'patch',
-      'crd',
-      CRD,
-      '--type=json',
-      '-p',
-      '[{"op":"replace","path":"/spec/versions/0/storage","value":true},' +
-        '{"op":"replace","path":"/spec/versions/1/storage","value":false}]',
-    ]);
-    const all = await kubectl(['get', 'sidecarsets.v1alpha1.apps.kruise.io', '-o', 'json']);
-    await kubectl(['replace', '-f', '-'], all);
-    await kubectl([
-      'patch',
-      'crd',
-      CRD,
-      '--subresource=status',
-      '--type=merge',
-      '-p',
-      '{"status":{"storedVersions":["v1alpha1"]}}',
-    ]);
-    assert.deepEqual((await crd()).status.storedVersions, ['v1alpha1']);
-    // From here on OpenKruise's CRD points its conversion at kruise-webhook-service, as the
-    // chart's does; nothing will answer there once step 3 has run.
+    // OpenKruise's CRD converts through kruise-webhook-service, as its chart installs it; nothing
+    // answers there (no OpenKruise process runs), which is how it is once step 2 has run.
     await kubectl([
       'patch',
       'crd',
@@ -293,7 +249,27 @@ describe('docs/migrating-from-openkruise.md on a real API server', () => {
     ]);
   });
 
-  it("step 3: remove OpenKruise's webhooks and controller, not the CRD", async () => {
+  it('starts from OpenKruise v1.9: SidecarSets stored as v1beta1, its pod webhook in the way', async () => {
+    assert.deepEqual(
+      (await crd()).spec.versions.map((v) => [v.name, v.storage]),
+      [
+        ['v1alpha1', false],
+        ['v1beta1', true],
+      ],
+    );
+    const blocked = await plane().kubectl(['create', '-f', '-'], {
+      input: stringify(injectedPod('blocked')),
+    });
+    assert.notEqual(blocked.code, 0);
+    assert.match(blocked.stderr, /mpod\.kb\.io/);
+  });
+
+  it('step 1: back up the SidecarSets', async () => {
+    const backup = await kubectl(['get', 'sidecarsets', '-o', 'yaml']);
+    assert.match(backup, /name: dns-sidecarset/);
+  });
+
+  it("step 2: remove OpenKruise's webhooks and controller, not the CRD", async () => {
     await kubectl([
       'delete',
       'mutatingwebhookconfiguration',
@@ -319,19 +295,27 @@ describe('docs/migrating-from-openkruise.md on a real API server', () => {
       'kruise-system',
       'deployment/kruise-controller-manager',
     ]);
+    // v1beta1, the stored version, needs no conversion: it reads on; v1alpha1 cannot.
+    await kubectl(['get', 'sidecarsets.v1beta1.apps.kruise.io', 'dns-sidecarset']);
+    const alpha = await plane().kubectl(['get', 'sidecarsets.v1alpha1.apps.kruise.io']);
+    assert.notEqual(alpha.code, 0);
+    assert.match(alpha.stderr, /conversion webhook/);
   });
 
-  it('step 4: install this project; its CRD replaces the schema in place', async () => {
+  it('step 3: install this project; its CRD replaces the schema in place', async () => {
     await kubectl(['replace', '--save-config', '-f', CRD_PATH]);
     const replaced = await crd();
     assert.deepEqual(
-      replaced.spec.versions.map((v) => v.name),
-      ['v1alpha1'],
+      replaced.spec.versions.map((v) => [v.name, v.storage]),
+      [
+        ['v1alpha1', false],
+        ['v1beta1', true],
+      ],
     );
-    assert.equal(replaced.spec.conversion?.strategy, 'None');
-    // kubectl's discovery cache still says v1beta1; `kubectl api-resources` refreshes it.
+    assert.equal(replaced.spec.conversion?.strategy, 'Webhook');
+    assert.deepEqual(replaced.status.storedVersions, ['v1beta1'], 'nothing to migrate');
     const resources = await kubectl(['api-resources', '--api-group=apps.kruise.io', '-o', 'wide']);
-    assert.match(resources, /^sidecarsets\s+apps\.kruise\.io\/v1alpha1\s+false\s+SidecarSet/m);
+    assert.match(resources, /^sidecarsets\s+apps\.kruise\.io\/v1beta1\s+false\s+SidecarSet/m);
     const installation = await install(plane());
     serve = await installation.serve();
     cluster.defer(() => serve.stop());

@@ -93,11 +93,11 @@ describe('mutating admission', () => {
         return Promise.resolve(object);
       });
       const custom = server.kubeConfig().makeApiClient(CustomObjectsApi);
-      const ss = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets' };
+      const ss = { group: 'apps.kruise.io', version: 'v1beta1', plural: 'sidecarsets' };
       await custom.createClusterCustomObject({
         ...ss,
         body: {
-          apiVersion: 'apps.kruise.io/v1alpha1',
+          apiVersion: 'apps.kruise.io/v1beta1',
           kind: 'SidecarSet',
           metadata: { name: 's' },
           spec: { v: 1 },

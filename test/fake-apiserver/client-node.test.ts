@@ -14,7 +14,7 @@ import { isJsonObject } from './json.js';
 import { PODS, SIDECARSETS } from './resources.js';
 import type { KubeObject } from './types.js';
 
-const SS = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets' } as const;
+const SS = { group: 'apps.kruise.io', version: 'v1beta1', plural: 'sidecarsets' } as const;
 
 function podBody(name: string, labels: Record<string, string> = { app: 'web' }): V1Pod {
   return {
@@ -30,7 +30,7 @@ function podBody(name: string, labels: Record<string, string> = { app: 'web' }):
 
 function sidecarSetBody(name: string): KubeObject {
   return {
-    apiVersion: 'apps.kruise.io/v1alpha1',
+    apiVersion: 'apps.kruise.io/v1beta1',
     kind: 'SidecarSet',
     metadata: { name },
     spec: {
@@ -407,7 +407,7 @@ describe('fake API server with @kubernetes/client-node', () => {
           involvedObject: {
             kind: 'SidecarSet',
             name: 'logtail',
-            apiVersion: 'apps.kruise.io/v1alpha1',
+            apiVersion: 'apps.kruise.io/v1beta1',
           },
           reason: 'SidecarUpgraded',
           message: 'pod default/a upgraded',
@@ -429,13 +429,13 @@ describe('fake API server with @kubernetes/client-node', () => {
     await withServer(async (server) => {
       const objects = server.kubeConfig().makeApiClient(KubernetesObjectApi);
       await objects.create({
-        apiVersion: 'apps.kruise.io/v1alpha1',
+        apiVersion: 'apps.kruise.io/v1beta1',
         kind: 'SidecarSet',
         metadata: { name: 's' },
         spec: {},
       });
       const read = await objects.read({
-        apiVersion: 'apps.kruise.io/v1alpha1',
+        apiVersion: 'apps.kruise.io/v1beta1',
         kind: 'SidecarSet',
         metadata: { name: 's' },
       });

@@ -69,7 +69,7 @@ export const CONTROLLER_REVISIONS: ResourceRef = {
 };
 export const SIDECARSETS: ResourceRef = {
   group: 'apps.kruise.io',
-  version: 'v1alpha1',
+  version: 'v1beta1',
   resource: 'sidecarsets',
 };
 

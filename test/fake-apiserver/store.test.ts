@@ -44,7 +44,7 @@ function pod(
 
 function sidecarSet(name: string): KubeObject {
   return {
-    apiVersion: 'apps.kruise.io/v1alpha1',
+    apiVersion: 'apps.kruise.io/v1beta1',
     kind: 'SidecarSet',
     metadata: { name },
     spec: { containers: [{ name: 'logtail', image: 'logtail:1' }] },

@@ -234,11 +234,11 @@ describe('watch through @kubernetes/client-node', () => {
       const custom = kc.makeApiClient(CustomObjectsApi);
       const informer = makeInformer<KubernetesObject>(
         kc,
-        '/apis/apps.kruise.io/v1alpha1/sidecarsets',
+        '/apis/apps.kruise.io/v1beta1/sidecarsets',
         async () =>
           (await custom.listClusterCustomObject({
             group: 'apps.kruise.io',
-            version: 'v1alpha1',
+            version: 'v1beta1',
             plural: 'sidecarsets',
           })) as { items: KubernetesObject[] },
       );

@@ -16,7 +16,7 @@ import { DEFAULT_CERTIFICATE_TIMES, serviceDnsNames } from '../../src/server/cer
 import type { TlsPair } from '../../src/server/tls.js';
 import { startFakeApiServer, waitForStore } from '../fake-apiserver/index.js';
 import type { FakeApiServer, JsonObject } from '../fake-apiserver/index.js';
-import { CERT_RESOURCES, MUTATING, SECRETS, VALIDATING } from '../support/cert-resources.js';
+import { CERT_RESOURCES, CRDS, MUTATING, SECRETS, VALIDATING } from '../support/cert-resources.js';
 
 const NS = 'sidecarset-system';
 const SECRET = 'sidecarset-webhook-certs';
@@ -48,16 +48,40 @@ function configuration(kind: string, names: string[]): JsonObject {
   };
 }
 
+/** A CRD with a conversion webhook (strategy Webhook) or without (None, nothing to write). */
+function crd(name: string, strategy: 'Webhook' | 'None'): JsonObject {
+  const conversion =
+    strategy === 'Webhook'
+      ? {
+          strategy,
+          webhook: {
+            conversionReviewVersions: ['v1'],
+            clientConfig: { url: 'https://127.0.0.1:9443/convert', caBundle: PLACEHOLDER },
+          },
+        }
+      : { strategy };
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name },
+    spec: { group: 'example.com', conversion },
+  };
+}
+
 beforeEach(() => {
   for (const [ref, ns, name] of [
     [SECRETS, NS, SECRET],
     [MUTATING, '', 'm'],
     [VALIDATING, '', 'v'],
+    [CRDS, '', 'a.example.com'],
+    [CRDS, '', 'b.example.com'],
   ] as const) {
     if (server.store.get(ref, ns, name)) server.store.delete(ref, ns, name);
   }
   server.store.create(MUTATING, '', configuration('MutatingWebhookConfiguration', ['a', 'b']));
   server.store.create(VALIDATING, '', configuration('ValidatingWebhookConfiguration', ['c']));
+  server.store.create(CRDS, '', crd('a.example.com', 'Webhook'));
+  server.store.create(CRDS, '', crd('b.example.com', 'None'));
 });
 
 function manager(
@@ -67,7 +91,12 @@ function manager(
     kubeConfig: server.kubeConfig(),
     namespace: NS,
     secretName: SECRET,
-    webhookConfigurations: ['mutating/m', 'validating/v'].map(parseWebhookConfigurationRef),
+    webhookConfigurations: [
+      'mutating/m',
+      'validating/v',
+      'crd/a.example.com',
+      'crd/b.example.com',
+    ].map(parseWebhookConfigurationRef),
     policy: {
       ...DEFAULT_CERTIFICATE_TIMES,
       dnsNames: serviceDnsNames('sidecarset-webhook', NS),
@@ -89,13 +118,18 @@ function pem(key: string): string {
   return Buffer.from(secretData()[key] ?? '', 'base64').toString('utf8');
 }
 
+/** The three webhooks' caBundles, then the conversion webhook's. */
 function caBundles(): string[] {
-  return [server.store.get(MUTATING, '', 'm'), server.store.get(VALIDATING, '', 'v')].flatMap(
-    (config) =>
+  const crdSpec = server.store.get(CRDS, '', 'a.example.com')?.['spec'] as {
+    conversion: { webhook: { clientConfig: { caBundle?: string } } };
+  };
+  return [server.store.get(MUTATING, '', 'm'), server.store.get(VALIDATING, '', 'v')]
+    .flatMap((config) =>
       ((config?.['webhooks'] ?? []) as { clientConfig: { caBundle?: string } }[]).map(
         (w) => w.clientConfig.caBundle ?? '',
       ),
-  );
+    )
+    .concat(crdSpec.conversion.webhook.clientConfig.caBundle ?? '');
 }
 
 function secretWrites(): number {
@@ -123,7 +157,7 @@ describe('certificate manager', () => {
     assert.equal(cert.checkIP('127.0.0.1'), '127.0.0.1');
     assert.equal(pair.notAfter.getTime(), START + 365 * DAY);
     const bundle = secretData()['ca.crt'];
-    assert.deepEqual(caBundles(), [bundle, bundle, bundle]);
+    assert.deepEqual(caBundles(), [bundle, bundle, bundle, bundle]);
   });
 
   it('reuses the certificate across restarts, writing nothing', async () => {
@@ -159,7 +193,9 @@ describe('certificate manager', () => {
     await manager({ now: () => new Date(later) }).ensure();
     assert.notEqual(pem('ca.crt'), ca);
     const bundle = secretData()['ca.crt'];
-    assert.deepEqual(caBundles(), [bundle, bundle, bundle]);
+    assert.deepEqual(caBundles(), [bundle, bundle, bundle, bundle]);
+    const without = server.store.get(CRDS, '', 'b.example.com')?.['spec'];
+    assert.deepEqual(without, { group: 'example.com', conversion: { strategy: 'None' } });
   });
 
   it('replicas racing to create, then to renew, agree on one certificate', async () => {
@@ -233,6 +269,6 @@ describe('certificate manager', () => {
     server.store.delete(VALIDATING, '', 'v');
     await manager().ensure();
     const bundle = secretData()['ca.crt'];
-    assert.deepEqual(caBundles(), [bundle, bundle]);
+    assert.deepEqual(caBundles(), [bundle, bundle, bundle]);
   });
 });

@@ -7,6 +7,8 @@ import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
+import { parseAllDocuments } from 'yaml';
+
 const script = fileURLToPath(new URL('../../certs/gen.sh', import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'sidecarset-certs-'));
 after(() => {
@@ -142,6 +144,16 @@ describe('certs/gen.sh', () => {
     );
     assert.equal(bundles.length, 3);
     for (const b of bundles) assert.deepEqual(b, ca);
+    const crd = parseAllDocuments(built.stdout)
+      .map((d) => d.toJS() as { kind?: string; spec?: Record<string, unknown> })
+      .find((d) => d.kind === 'CustomResourceDefinition');
+    const conversion = crd?.spec?.['conversion'] as
+      { webhook: { clientConfig: { caBundle: string } } } | undefined;
+    assert.deepEqual(
+      Buffer.from(conversion?.webhook.clientConfig.caBundle ?? '', 'base64'),
+      ca,
+      "the CRD's conversion webhook too",
+    );
     assert.match(
       built.stdout,
       /kind: Secret\nmetadata:\n {2}name: sidecarset-webhook-tls\n {2}namespace: sidecarset-system\ntype: kubernetes.io\/tls/,

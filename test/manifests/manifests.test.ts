@@ -441,7 +441,7 @@ describe('RBAC', () => {
     ]);
   });
 
-  it('lets the self-managed certificate use one Secret and our two webhook configurations', () => {
+  it('lets the self-managed certificate use one Secret, our two webhook configurations and the CRD', () => {
     const role = one('rbac.authorization.k8s.io/v1/Role', 'sidecarset-webhook-certificates');
     assert.deepEqual(objs(role, 'rules'), [
       { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
@@ -458,17 +458,29 @@ describe('RBAC', () => {
     );
     assert.deepEqual(
       objs(clusterRole, 'rules'),
-      DEFAULT_WEBHOOK_CONFIGURATIONS.map((c) => ({
-        apiGroups: ['admissionregistration.k8s.io'],
-        resources: [`${c.kind}webhookconfigurations`],
-        resourceNames: [c.name],
-        verbs: ['get', 'patch'],
-      })),
+      DEFAULT_WEBHOOK_CONFIGURATIONS.map((c) =>
+        c.kind === 'crd'
+          ? {
+              apiGroups: ['apiextensions.k8s.io'],
+              resources: ['customresourcedefinitions'],
+              resourceNames: [c.name],
+              verbs: ['get', 'patch'],
+            }
+          : {
+              apiGroups: ['admissionregistration.k8s.io'],
+              resources: [`${c.kind}webhookconfigurations`],
+              resourceNames: [c.name],
+              verbs: ['get', 'patch'],
+            },
+      ),
     );
     assert.deepEqual(
-      ['Mutating', 'Validating'].map((k) =>
-        at(one(`admissionregistration.k8s.io/v1/${k}WebhookConfiguration`), 'metadata', 'name'),
-      ),
+      [
+        ...['Mutating', 'Validating'].map((k) =>
+          at(one(`admissionregistration.k8s.io/v1/${k}WebhookConfiguration`), 'metadata', 'name'),
+        ),
+        at(one('apiextensions.k8s.io/v1/CustomResourceDefinition'), 'metadata', 'name'),
+      ],
       DEFAULT_WEBHOOK_CONFIGURATIONS.map((c) => c.name),
     );
     const sa = one('v1/ServiceAccount');
@@ -552,7 +564,7 @@ describe('webhook configurations', () => {
       assert.deepEqual(at(w, 'rules'), [
         {
           apiGroups: ['apps.kruise.io'],
-          apiVersions: ['v1alpha1'],
+          apiVersions: ['v1alpha1', 'v1beta1'],
           operations: ['CREATE', 'UPDATE'],
           resources: ['sidecarsets'],
           scope: 'Cluster',
@@ -601,11 +613,16 @@ describe('webhook configurations', () => {
 
 describe('the SidecarSet CRD', () => {
   const crd = one('apiextensions.k8s.io/v1/CustomResourceDefinition', 'sidecarsets.apps.kruise.io');
-  const [version] = objs(crd, 'spec', 'versions');
-  assert.ok(version);
-  const schema = obj(version, 'schema', 'openAPIV3Schema');
+  const versions = objs(crd, 'spec', 'versions');
+  const versionNamed = (name: string): Obj => {
+    const found = versions.find((v) => v['name'] === name);
+    assert.ok(found, name);
+    return found;
+  };
+  const schemaOf = (name: string): Obj => obj(versionNamed(name), 'schema', 'openAPIV3Schema');
+  const schema = schemaOf('v1alpha1');
 
-  it("is cluster-scoped apps.kruise.io/v1alpha1 with status, OpenKruise's printer columns and the rollout pause", () => {
+  it("is cluster-scoped, serves v1alpha1 and v1beta1, stores v1beta1, OpenKruise's printer columns and the rollout pause", () => {
     assert.equal(at(crd, 'spec', 'group'), 'apps.kruise.io');
     assert.equal(at(crd, 'spec', 'scope'), 'Cluster');
     assert.deepEqual(at(crd, 'spec', 'names'), {
@@ -614,23 +631,51 @@ describe('the SidecarSet CRD', () => {
       plural: 'sidecarsets',
       singular: 'sidecarset',
     });
-    assert.equal(version['name'], 'v1alpha1');
-    assert.equal(version['served'], true);
-    assert.equal(version['storage'], true);
-    assert.deepEqual(at(version, 'subresources'), { status: {} });
-    const columns = objs(version, 'additionalPrinterColumns').map((c) => [
-      c['name'],
-      c['jsonPath'],
-      c['type'],
-    ]);
-    assert.deepEqual(columns, [
-      ['MATCHED', '.status.matchedPods', 'integer'],
-      ['UPDATED', '.status.updatedPods', 'integer'],
-      ['READY', '.status.readyPods', 'integer'],
-      ['PAUSED', '.status.conditions[?(@.type=="RolloutPaused")].status', 'string'],
-      ['REASON', '.status.conditions[?(@.type=="RolloutPaused")].reason', 'string'],
-      ['AGE', '.metadata.creationTimestamp', 'date'],
-    ]);
+    assert.deepEqual(
+      versions.map((v) => [v['name'], v['served'], v['storage']]),
+      [
+        ['v1alpha1', true, false],
+        ['v1beta1', true, true],
+      ],
+    );
+    for (const version of versions) {
+      assert.deepEqual(at(version, 'subresources'), { status: {} });
+      const columns = objs(version, 'additionalPrinterColumns').map((c) => [
+        c['name'],
+        c['jsonPath'],
+        c['type'],
+      ]);
+      assert.deepEqual(columns, [
+        ['MATCHED', '.status.matchedPods', 'integer'],
+        ['UPDATED', '.status.updatedPods', 'integer'],
+        ['READY', '.status.readyPods', 'integer'],
+        ['PAUSED', '.status.conditions[?(@.type=="RolloutPaused")].status', 'string'],
+        ['REASON', '.status.conditions[?(@.type=="RolloutPaused")].reason', 'string'],
+        ['AGE', '.metadata.creationTimestamp', 'date'],
+      ]);
+    }
+    // Both versions carry the same status, whatever fields it gets.
+    assert.deepEqual(
+      at(schemaOf('v1alpha1'), 'properties', 'status'),
+      at(schemaOf('v1beta1'), 'properties', 'status'),
+    );
+  });
+
+  it('converts through the webhook at the Service /convert (ConversionReview v1)', () => {
+    assert.deepEqual(at(crd, 'spec', 'conversion'), {
+      strategy: 'Webhook',
+      webhook: {
+        conversionReviewVersions: ['v1'],
+        clientConfig: {
+          service: {
+            name: 'sidecarset-webhook',
+            namespace: NAMESPACE,
+            path: '/convert',
+            port: 443,
+          },
+        },
+      },
+    });
   });
 
   it('is up to date with scripts/gen-crd.ts (node --import tsx scripts/gen-crd.ts)', async () => {
@@ -639,8 +684,9 @@ describe('the SidecarSet CRD', () => {
     assert.equal(readFileSync(file, 'utf8'), await renderCrd());
   });
 
-  it('has a structural schema', () => {
-    assert.deepEqual(structuralErrors(schema), []);
+  it('has a structural schema in each version', () => {
+    for (const name of ['v1alpha1', 'v1beta1'])
+      assert.deepEqual(structuralErrors(schemaOf(name)), []);
   });
 
   it('types the status fields', () => {
@@ -656,6 +702,7 @@ describe('the SidecarSet CRD', () => {
   });
 
   const validate = compileCrdSchema(schema);
+  const validateBeta = compileCrdSchema(schemaOf('v1beta1'));
   const examples = walk(join(ROOT, 'examples'))
     .filter((f) => /\.ya?ml$/.test(f))
     .flatMap((file) => parseFile(file).map((doc) => ({ file, doc })))
@@ -663,11 +710,16 @@ describe('the SidecarSet CRD', () => {
 
   it('accepts every example SidecarSet without pruning a field', () => {
     assert.ok(examples.length >= 4, `found ${examples.length} examples`);
+    const byVersion = new Map([
+      ['apps.kruise.io/v1alpha1', validate],
+      ['apps.kruise.io/v1beta1', validateBeta],
+    ]);
+    assert.ok(examples.some((e) => at(e.doc, 'apiVersion') === 'apps.kruise.io/v1beta1'));
     for (const { file, doc } of examples) {
-      assert.equal(at(doc, 'apiVersion'), 'apps.kruise.io/v1alpha1', file);
+      const check = byVersion.get(String(at(doc, 'apiVersion')));
+      assert.ok(check, `${file}: apiVersion`);
       assert.equal(obj(doc, 'metadata')['namespace'], undefined, `${file}: cluster-scoped`);
-      const ok = validate(doc);
-      assert.ok(ok, `${file}: ${JSON.stringify(validate.errors)}`);
+      assert.ok(check(doc), `${file}: ${JSON.stringify(check.errors)}`);
     }
   });
 
@@ -777,6 +829,21 @@ describe('the SidecarSet CRD', () => {
     ];
     for (const doc of bad) assert.equal(validate(doc), false, JSON.stringify(doc));
   });
+
+  it('v1beta1: spec.customVersion, and no spec.namespace', () => {
+    const doc = (spec: Obj): Obj => ({
+      apiVersion: 'apps.kruise.io/v1beta1',
+      kind: 'SidecarSet',
+      metadata: { name: 'x' },
+      spec: { selector: { matchLabels: { a: 'b' } }, ...spec },
+    });
+    assert.ok(validateBeta(doc({ customVersion: 'v2' })), JSON.stringify(validateBeta.errors));
+    assert.equal(validateBeta(doc({ namespace: 'ns' })), false);
+    assert.equal(
+      validate({ ...doc({ customVersion: 'v2' }), apiVersion: 'apps.kruise.io/v1alpha1' }),
+      false,
+    );
+  });
 });
 
 describe('kustomize build (when kubectl is installed)', () => {
@@ -840,6 +907,10 @@ describe('kustomize build (when kubectl is installed)', () => {
           assert.equal(at(w, 'clientConfig', 'service', 'name'), 'sidecarset-webhook');
         }
       }
+      const crd = built.find((d) => d['kind'] === 'CustomResourceDefinition');
+      const conversion = at(crd, 'spec', 'conversion', 'webhook', 'clientConfig') as Obj;
+      assert.ok(!('caBundle' in conversion), 'no caBundle on the conversion webhook');
+      assert.equal(at(conversion, 'service', 'name'), 'sidecarset-webhook');
       const deployment = built.find((d) => d['kind'] === 'Deployment');
       const podSpec = at(deployment, 'spec', 'template', 'spec');
       const [webhook] = objs(podSpec, 'containers');

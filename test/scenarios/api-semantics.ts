@@ -24,7 +24,7 @@ export interface SemanticsBackend {
   createNamespace(name: string): Promise<void>;
 }
 
-const SS = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets' } as const;
+const SS = { group: 'apps.kruise.io', version: 'v1beta1', plural: 'sidecarsets' } as const;
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const strategicPatch = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
@@ -55,7 +55,7 @@ function pod(name: string, labels: Record<string, string> = { app: 'web' }): V1P
 
 function sidecarSet(name: string): object {
   return {
-    apiVersion: 'apps.kruise.io/v1alpha1',
+    apiVersion: 'apps.kruise.io/v1beta1',
     kind: 'SidecarSet',
     metadata: { name },
     spec: {

@@ -96,7 +96,7 @@ interface SidecarSetJson {
 
 /** Where serve keeps the SidecarSets' ControllerRevisions (as deployed). */
 const REVISIONS_NAMESPACE = 'sidecarset-system';
-const SIDECARSETS = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets' };
+const SIDECARSETS = { group: 'apps.kruise.io', version: 'v1beta1', plural: 'sidecarsets' };
 
 export function podReady(pod: PodJson): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
@@ -185,11 +185,11 @@ class Scenario {
     await this.custom.createClusterCustomObject({
       ...SIDECARSETS,
       body: {
-        apiVersion: 'apps.kruise.io/v1alpha1',
+        apiVersion: 'apps.kruise.io/v1beta1',
         kind: 'SidecarSet',
         metadata: { name: this.name, annotations },
         spec: {
-          namespace: this.namespace,
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': this.namespace } },
           selector: { matchLabels: { app: 'web' } },
           containers: [{ name: 'agent', image: 'agent:1' }],
           ...spec,

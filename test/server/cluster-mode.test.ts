@@ -73,7 +73,7 @@ describe('sidecarset serve in cluster mode', () => {
     >;
     api.store.create(SIDECARSETS, '', logtail as JsonValue);
     api.store.create(SIDECARSETS, '', {
-      apiVersion: 'apps.kruise.io/v1alpha1',
+      apiVersion: 'apps.kruise.io/v1beta1',
       kind: 'SidecarSet',
       metadata: { name: 'prod-agent' },
       spec: {

@@ -252,6 +252,50 @@ describe('sidecarset serve (files mode, development certificate)', () => {
     assert.match(invalid.response.status?.message ?? '', /spec/);
   });
 
+  it('converts SidecarSets between v1alpha1 and v1beta1 (/convert)', async () => {
+    const set = parse(
+      await readFile(join(examples, 'logtail-sidecarset-v1beta1.yaml'), 'utf8'),
+    ) as Record<string, unknown>;
+    const { status, json } = await postJson(
+      url('/convert'),
+      {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'ConversionReview',
+        request: { uid: 'c-1', desiredAPIVersion: 'apps.kruise.io/v1alpha1', objects: [set] },
+      },
+      ca,
+    );
+    assert.equal(status, 200);
+    const answer = json as {
+      kind: string;
+      response: {
+        uid: string;
+        result: { status: string };
+        convertedObjects: { apiVersion: string; metadata: { labels: Record<string, string> } }[];
+      };
+    };
+    assert.equal(answer.kind, 'ConversionReview');
+    assert.equal(answer.response.uid, 'c-1');
+    assert.equal(answer.response.result.status, 'Success');
+    const [converted] = answer.response.convertedObjects;
+    assert.equal(converted?.apiVersion, 'apps.kruise.io/v1alpha1');
+    assert.equal(
+      converted.metadata.labels['apps.kruise.io/sidecarset-custom-version'],
+      'logtail-0.16.16',
+    );
+    const bad = await postJson(url('/convert'), { kind: 'AdmissionReview' }, ca);
+    assert.equal(bad.status, 400);
+    assert.match(
+      JSON.stringify(bad.json),
+      /invalid ConversionReview: kind must be ConversionReview/,
+    );
+    const metrics = (await httpsRequest(url('/metrics'), { ca })).text;
+    assert.match(
+      metrics,
+      /sidecarset_admission_requests_total\{endpoint="convert",decision="allowed",result="converted"\} 1/,
+    );
+  });
+
   it('serves /healthz, /readyz and /metrics', async () => {
     assert.equal((await httpsRequest(url('/healthz'), { ca })).text, 'ok');
     assert.equal((await httpsRequest(url('/readyz'), { ca })).status, 200);

@@ -9,11 +9,17 @@ export const MUTATING: ResourceRef = {
   resource: 'mutatingwebhookconfigurations',
 };
 export const VALIDATING: ResourceRef = { ...MUTATING, resource: 'validatingwebhookconfigurations' };
+export const CRDS: ResourceRef = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  resource: 'customresourcedefinitions',
+};
 
-/** DEFAULT_RESOURCES plus Secrets and both kinds of webhook configuration. */
+/** DEFAULT_RESOURCES plus Secrets, both kinds of webhook configuration and CRDs. */
 export const CERT_RESOURCES: readonly ResourceDef[] = [
   ...DEFAULT_RESOURCES,
   defineResource({ ...SECRETS, kind: 'Secret' }),
   defineResource({ ...MUTATING, kind: 'MutatingWebhookConfiguration', namespaced: false }),
   defineResource({ ...VALIDATING, kind: 'ValidatingWebhookConfiguration', namespaced: false }),
+  defineResource({ ...CRDS, kind: 'CustomResourceDefinition', namespaced: false }),
 ];

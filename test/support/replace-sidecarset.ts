@@ -2,7 +2,7 @@
 import { ApiException } from '@kubernetes/client-node';
 import type { CustomObjectsApi } from '@kubernetes/client-node';
 
-const SIDECARSETS = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets' };
+const SIDECARSETS = { group: 'apps.kruise.io', version: 'v1beta1', plural: 'sidecarsets' };
 
 /** A SidecarSet's spec as read back: every field, and the containers the tests edit. */
 export type SidecarSetSpecJson = Record<string, unknown> & { containers: { image: string }[] };

@@ -487,7 +487,8 @@ export const SIDECARSET_SCHEMA = {
         ),
         namespace: str(
           'Only pods in this namespace; empty: every namespace. Not together with ' +
-            'namespaceSelector (refused, as OpenKruise v1.8 does; docs/adr/0001).',
+            'namespaceSelector (refused, as OpenKruise v1.8 does; docs/adr/0001). v1beta1 says ' +
+            'it as namespaceSelector matchLabels kubernetes.io/metadata.name: <name>.',
         ),
         namespaceSelector: labelSelector(
           'Only pods in namespaces whose labels match; unset: every namespace. Not together ' +
