@@ -160,7 +160,7 @@ export async function renderApiReference(): Promise<string> {
     'sidecarset.spec.updateStrategy` prints them in a cluster. Defaults that the webhook applies',
     '(not the API server) are named in the descriptions. The tables show v1beta1; the versions',
     'differ only in the fields below, and either converts to the other and back unchanged',
-    '([ADR 14](adr/0014-sidecarset-v1beta1.md)).',
+    '([ADR 15](adr/0015-sidecarset-v1beta1.md)).',
     '',
     versionDifferences(),
     '',

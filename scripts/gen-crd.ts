@@ -195,7 +195,7 @@ export function buildCrd(): Schema {
       },
       scope: 'Cluster',
       // As OpenKruise since v1.9: both served, v1beta1 stored, v1alpha1 converted by our webhook
-      // (docs/adr/0014-sidecarset-v1beta1.md). Reading or writing v1alpha1 needs the webhook up.
+      // (docs/adr/0015-sidecarset-v1beta1.md). Reading or writing v1alpha1 needs the webhook up.
       versions: [crdVersion(V1ALPHA1, false), crdVersion(V1BETA1, true)],
       conversion: {
         strategy: 'Webhook',

@@ -39,7 +39,9 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
   quietOnClosedPipe(io.stderr);
   let exitCode = 0;
   const program = new Command('sidecarset')
-    .description('SidecarSet (apps.kruise.io/v1alpha1) sidecar injection and in-place upgrades')
+    .description(
+      'SidecarSet (apps.kruise.io/v1beta1, v1alpha1) sidecar injection and in-place upgrades',
+    )
     .version(VERSION)
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)')

@@ -37,6 +37,6 @@ export const IS_INJECTED_ENV = 'IS_INJECTED';
 /**
  * Ours, not OpenKruise's: on a SidecarSet stored as v1beta1 that was written as v1alpha1 with
  * spec.namespace, the namespace, so that reading it as v1alpha1 gives spec.namespace back
- * (src/core/conversion/sidecarset-conversion.ts, docs/adr/0014-sidecarset-v1beta1.md).
+ * (src/core/conversion/sidecarset-conversion.ts, docs/adr/0015-sidecarset-v1beta1.md).
  */
 export const SIDECARSET_V1ALPHA1_NAMESPACE = 'apps.kruise.io/sidecarset-v1alpha1-namespace';

@@ -3,7 +3,7 @@
  * apis/apps/v1alpha1/sidecarset_types.go) and apps.kruise.io/v1beta1
  * (apis/apps/v1beta1/sidecarset_types.go). One type holds both versions: they differ only in
  * spec.namespace (v1alpha1) and spec.customVersion (v1beta1), so the core reads either
- * (docs/adr/0014-sidecarset-v1beta1.md); src/core/conversion converts between them.
+ * (docs/adr/0015-sidecarset-v1beta1.md); src/core/conversion converts between them.
  */
 import type { JsonObject } from './json.js';
 import type {

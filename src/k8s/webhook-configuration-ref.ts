@@ -1,6 +1,6 @@
 /**
  * Where a caBundle we keep is: a webhook configuration, `mutating/NAME` or `validating/NAME`, or a
- * CustomResourceDefinition's conversion webhook, `crd/NAME` (docs/adr/0014-sidecarset-v1beta1.md).
+ * CustomResourceDefinition's conversion webhook, `crd/NAME` (docs/adr/0015-sidecarset-v1beta1.md).
  */
 export interface WebhookConfigurationRef {
   kind: 'mutating' | 'validating' | 'crd';

@@ -178,7 +178,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 }
 
 /**
- * /convert: the SidecarSet CRD's conversion webhook (docs/adr/0014-sidecarset-v1beta1.md). Pure
+ * /convert: the SidecarSet CRD's conversion webhook (docs/adr/0015-sidecarset-v1beta1.md). Pure
  * conversion, so it answers before the SidecarSet cache has synced: the API server needs it to
  * read or write v1alpha1 at all, the controller's own start included.
  */

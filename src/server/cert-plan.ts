@@ -189,7 +189,7 @@ export interface ConversionHolder {
 }
 
 /**
- * The JSON patch that sets a CRD's conversion webhook caBundle (docs/adr/0014), guarded by a
+ * The JSON patch that sets a CRD's conversion webhook caBundle (docs/adr/0015), guarded by a
  * `test` that the CRD still converts with a webhook. Empty when it is right, or when the CRD has no
  * conversion webhook to point at us.
  */

@@ -1,5 +1,5 @@
 /**
- * SidecarSet v1beta1 and v1alpha1 on a real API server (docs/adr/0014-sidecarset-v1beta1.md): the
+ * SidecarSet v1beta1 and v1alpha1 on a real API server (docs/adr/0015-sidecarset-v1beta1.md): the
  * CRD stores v1beta1 and converts v1alpha1 through our /convert. A v1beta1 SidecarSet is read back
  * as v1alpha1, updated through either version, its pods upgraded in place; the same SidecarSet
  * written in either version injects a pod the same way; a v1alpha1 namespace survives the trip.

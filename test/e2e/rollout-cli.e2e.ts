@@ -21,7 +21,7 @@ import { install, useControlPlane } from './support.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const NAMESPACE = 'shop';
-const SIDECARSETS = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets' };
+const SIDECARSETS = { group: 'apps.kruise.io', version: 'v1beta1', plural: 'sidecarsets' };
 
 interface Run {
   code: number | null;
@@ -81,11 +81,11 @@ describe('rollout commands and check-inject on a real API server', () => {
     await custom.createClusterCustomObject({
       ...SIDECARSETS,
       body: {
-        apiVersion: 'apps.kruise.io/v1alpha1',
+        apiVersion: 'apps.kruise.io/v1beta1',
         kind: 'SidecarSet',
         metadata: { name: 'logtail' },
         spec: {
-          namespace: NAMESPACE,
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': NAMESPACE } },
           selector: { matchLabels: { app: 'web' } },
           updateStrategy: { maxUnavailable: '50%' },
           containers: [{ name: 'logtail', image: 'logtail:1' }],

@@ -10,7 +10,7 @@
  *
  * Unlike OpenKruise, v1alpha1 → v1beta1 → v1alpha1 gives spec.namespace back, not a
  * namespaceSelector: the namespace is kept in the annotation SIDECARSET_V1ALPHA1_NAMESPACE, and
- * restored while the namespaceSelector is still the one it became (docs/adr/0014).
+ * restored while the namespaceSelector is still the one it became (docs/adr/0015).
  */
 import {
   NAMESPACE_NAME_LABEL,

@@ -101,7 +101,7 @@ function validateMetadata(meta: Readonly<ObjectMeta>): FieldError[] {
  * spec.customVersion (a label value, as it becomes the ControllerRevision's label) and refuses
  * the v1alpha1 label, which would disagree with it when the SidecarSet is read as v1alpha1; v1alpha1
  * refuses the annotation the conversion keeps its namespace in. Rules of ours, so that either
- * version converts to the other and back unchanged (docs/adr/0014-sidecarset-v1beta1.md).
+ * version converts to the other and back unchanged (docs/adr/0015-sidecarset-v1beta1.md).
  */
 function validateVersionFields(ss: Readonly<SidecarSet>): FieldError[] {
   const errs: FieldError[] = [];

@@ -165,7 +165,7 @@ describe('OpenKruise TestSidecarSet_ConvertTo (v1alpha1 → v1beta1)', () => {
         {
           name: 'test-sidecarset',
           labels: { app: 'test' },
-          // Ours: where v1alpha1's namespace is kept (docs/adr/0014).
+          // Ours: where v1alpha1's namespace is kept (docs/adr/0015).
           annotations: { 'apps.kruise.io/sidecarset-v1alpha1-namespace': 'test-namespace' },
         },
         {
