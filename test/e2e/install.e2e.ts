@@ -189,8 +189,13 @@ describe('installed from manifests/ into a real API server', () => {
       );
     }, 'status 1/1/1 at the new generation');
     const columns = await plane().kubectl(['get', 'sidecarset', 'logtail-sidecarset']);
-    assert.match(columns.stdout, /^NAME\s+MATCHED\s+UPDATED\s+READY\s+AGE\n/);
-    assert.match(columns.stdout, /\nlogtail-sidecarset\s+1\s+1\s+1\s+\S+\n/);
+    assert.match(columns.stdout, /^NAME\s+MATCHED\s+UPDATED\s+READY\s+PAUSED\s+REASON\s+AGE\n/);
+    // Not paused: PAUSED and REASON blank (no RolloutPaused condition) or False.
+    assert.match(
+      columns.stdout,
+      /\nlogtail-sidecarset\s+1\s+1\s+1\s+(False\s+\S+\s+)?\S+\n/,
+      columns.stdout,
+    );
   });
 
   it('failurePolicy Ignore: with the webhook down a pod is created without its sidecar, then injected again', async () => {
