@@ -5,25 +5,20 @@
  * run: a process that only reads and parses the same file (`JSON.parse`, or the yaml library's
  * `parse`), which is the least any reader of that file can cost. Not a test: it only prints.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
-import { stringify } from 'yaml';
-
-import { withHashes } from '../src/core/hash.js';
-import type { SidecarSet } from '../src/core/sidecarset-types.js';
-import { readManifests } from '../src/io/documents.js';
-import { grayReleasePods } from '../test/fixtures/plan/gray-release-pods.js';
+import { SIDECARSET_FILE as sidecarSetFile } from './plan-cli-fixture.js';
 
 const root = new URL('../', import.meta.url).pathname;
-const sidecarSetFile = join(root, 'test/fixtures/plan/gray-release-sidecarset.yaml');
+const FIXTURE_WRITER = join(root, 'bench/plan-cli-fixture.ts');
 const TARGET_MS = 3_000;
 const TARGET_RSS_MB = 1_024;
-const RUNS = 3;
+const RUNS = 5;
 
 interface Sample {
   ms: number;
@@ -77,7 +72,7 @@ if (!existsSync(join(root, 'dist/cli/main.js'))) {
 console.log(
   `load average before: ${loadavg()
     .map((l) => l.toFixed(2))
-    .join(' ')} (${cpus().length} CPUs)`,
+    .join(' ')} (${cpus().length} CPUs), Node ${process.version}`,
 );
 const dir = await mkdtemp(join(tmpdir(), 'plan-cli-bench-'));
 try {
@@ -87,29 +82,19 @@ try {
     "import { writeSync } from 'node:fs';\n" +
       "process.on('exit', () => writeSync(3, String(process.resourceUsage().maxRSS)));\n",
   );
-  const doc = (await readManifests(sidecarSetFile))[0];
-  if (doc === undefined) throw new Error(`${sidecarSetFile}: no SidecarSet`);
-  const sidecarSet = withHashes(doc.object as unknown as SidecarSet);
-  const list = (n: number) => ({
-    apiVersion: 'v1',
-    kind: 'List',
-    items: grayReleasePods(sidecarSet, n, 'busybox:1.35'),
-  });
   const cases = [
     {
       what: '100000 pods, JSON',
-      file: join(dir, 'pods.json'),
-      // kubectl get pods -o json indents by 4.
-      text: () => JSON.stringify(list(100_000), null, 4),
+      count: 100_000,
+      format: 'json',
       baseline: 'JSON.parse',
       parse: "JSON.parse(readFileSync(process.argv[1], 'utf8'))",
       target: true,
     },
     {
       what: '10000 pods, YAML',
-      file: join(dir, 'pods.yaml'),
-      // No anchors for the objects the pods share: kubectl writes none.
-      text: () => stringify(list(10_000), { aliasDuplicateObjects: false }),
+      count: 10_000,
+      format: 'yaml',
       baseline: 'yaml parse',
       parse: "(await import('yaml')).parse(readFileSync(process.argv[1], 'utf8'))",
       target: false,
@@ -124,18 +109,26 @@ try {
   );
   let targetsMet = true;
   for (const c of cases) {
-    const text = c.text();
-    await writeFile(c.file, text);
+    const file = join(dir, `pods.${c.format}`);
+    execFileSync(
+      process.execPath,
+      ['--import', 'tsx', FIXTURE_WRITER, String(c.count), c.format, file],
+      {
+        cwd: root,
+        stdio: 'inherit',
+      },
+    );
+    const fileMb = (await stat(file)).size / 1e6;
     const [plan, base] = await measurePair(
-      ['bin/sidecarset.js', 'plan', '--sidecarsets', sidecarSetFile, '--pods', c.file],
-      ['--input-type=module', '-e', `import { readFileSync } from 'node:fs'; ${c.parse};`, c.file],
+      ['bin/sidecarset.js', 'plan', '--sidecarsets', sidecarSetFile, '--pods', file],
+      ['--input-type=module', '-e', `import { readFileSync } from 'node:fs'; ${c.parse};`, file],
       report,
     );
     if (c.target && (plan.ms > TARGET_MS || plan.rssMb > TARGET_RSS_MB)) targetsMet = false;
     console.log(
       [
         c.what.padEnd(19),
-        (text.length / 1e6).toFixed(0).padEnd(8),
+        fileMb.toFixed(0).padEnd(8),
         (plan.ms / 1000).toFixed(2).padEnd(7),
         plan.rssMb.toFixed(0).padEnd(8),
         c.baseline.padEnd(13),
@@ -145,7 +138,7 @@ try {
         `${(plan.rssMb / base.rssMb).toFixed(2)}x`,
       ].join(' '),
     );
-    await rm(c.file);
+    await rm(file);
   }
   console.log(
     `target for 100000 pods as JSON: under ${TARGET_MS / 1000} s and ${TARGET_RSS_MB} MB: ${targetsMet ? 'met' : 'NOT met'}`,
