@@ -1,5 +1,5 @@
 /** Cached pods grouped by the SidecarSets that injected them (kruise.io/sidecarset-injected-list). */
-import { SIDECARSET_INJECTED_LIST } from '../core/annotations.js';
+import { injectedNames } from '../core/injected-list.js';
 import type { Pod } from '../core/k8s-types.js';
 
 export interface PodIndex {
@@ -8,11 +8,6 @@ export interface PodIndex {
   remove(key: string, pod: Pod): string[];
   podsOf(sidecarSet: string): Pod[];
   size(): number;
-}
-
-export function injectedBy(pod: Pod): string[] {
-  const list = pod.metadata.annotations?.[SIDECARSET_INJECTED_LIST] ?? '';
-  return list === '' ? [] : list.split(',').filter((n) => n !== '');
 }
 
 export function createPodIndex(): PodIndex {
@@ -27,10 +22,10 @@ export function createPodIndex(): PodIndex {
   };
   return {
     upsert(key, pod, previous) {
-      const before = previous === undefined ? [] : injectedBy(previous);
+      const before = previous === undefined ? [] : injectedNames(previous);
       if (previous === undefined) count++;
       drop(key, before);
-      const after = injectedBy(pod);
+      const after = injectedNames(pod);
       for (const name of after) {
         const pods = bySidecarSet.get(name) ?? new Map<string, Pod>();
         bySidecarSet.set(name, pods.set(key, pod));
@@ -39,7 +34,7 @@ export function createPodIndex(): PodIndex {
     },
     remove(key, pod) {
       count--;
-      const names = injectedBy(pod);
+      const names = injectedNames(pod);
       drop(key, names);
       return names;
     },

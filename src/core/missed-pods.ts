@@ -11,7 +11,7 @@
  * configured to see at all (the installer's namespaceSelector and objectSelector, such as the
  * opt-out label) is not missed either.
  */
-import { SIDECARSET_INJECTED_LIST } from './annotations.js';
+import { injectedNames } from './injected-list.js';
 import type { LabelSelector, Pod } from './k8s-types.js';
 import type { NamespaceLabels } from './match.js';
 import { matchSidecarSet, podNamespace } from './match.js';
@@ -31,8 +31,8 @@ export function isMissedBy(
   webhook: WebhookSelectors = {},
 ): boolean {
   const name = ss.metadata.name ?? '';
-  if (injectedList(pod).includes(name)) return false;
-  if (!createdSince(pod, ss)) return false;
+  if (injectedNames(pod).includes(name)) return false;
+  if (createdSince(pod, ss) !== true) return false;
   const namespace = podNamespace(pod);
   try {
     return (
@@ -45,14 +45,23 @@ export function isMissedBy(
   }
 }
 
-function injectedList(pod: Pick<Pod, 'metadata'>): string[] {
-  return (pod.metadata.annotations?.[SIDECARSET_INJECTED_LIST] ?? '').split(',');
+/**
+ * Whether the pod was created when the SidecarSet existed (the same second counts: the API server
+ * keeps creation times to the second); undefined when either time is missing or unreadable.
+ */
+export function createdSince(pod: Pick<Pod, 'metadata'>, ss: SidecarSet): boolean | undefined {
+  const podCreated = timeOf(pod.metadata.creationTimestamp);
+  const ssCreated = timeOf(ss.metadata.creationTimestamp);
+  if (podCreated === undefined || ssCreated === undefined) return undefined;
+  return podCreated >= ssCreated;
 }
 
-function createdSince(pod: Pick<Pod, 'metadata'>, ss: SidecarSet): boolean {
-  const podCreated = Date.parse(pod.metadata.creationTimestamp ?? '');
-  const ssCreated = Date.parse(ss.metadata.creationTimestamp ?? '');
-  return !Number.isNaN(podCreated) && !Number.isNaN(ssCreated) && podCreated >= ssCreated;
+/** A time as the API server writes it, or as @kubernetes/client-node hands it over (a Date). */
+function timeOf(value: unknown): number | undefined {
+  if (value instanceof Date) return value.getTime();
+  if (typeof value !== 'string' || value === '') return undefined;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : ms;
 }
 
 function webhookSees(

@@ -33,6 +33,14 @@ describe('isMissedBy', () => {
     assert.equal(isMissedBy(sidecarSet(), pod(''), ANY_NAMESPACE), false);
   });
 
+  it('reads creation times handed over as Date objects (@kubernetes/client-node)', () => {
+    const p = pod('');
+    (p.metadata as { creationTimestamp?: unknown }).creationTimestamp = new Date(
+      '2026-12-01T12:00:05Z',
+    );
+    assert.equal(isMissedBy(sidecarSet(), p, ANY_NAMESPACE), true);
+  });
+
   it('is not a pod that carries the injection, or that the SidecarSet does not match', () => {
     const injected = pod('2026-12-01T12:00:05Z', {
       annotations: { [SIDECARSET_INJECTED_LIST]: 'other,agent' },

@@ -11,12 +11,7 @@
  * SidecarSet is not missing anything; one created after it that matches but does not carry it
  * is a missed pod (issue 11).
  */
-import {
-  SIDECARSET_BASE,
-  SIDECARSET_CANARY,
-  SIDECARSET_HASH,
-  SIDECARSET_INJECTED_LIST,
-} from '../annotations.js';
+import { SIDECARSET_BASE, SIDECARSET_CANARY, SIDECARSET_HASH } from '../annotations.js';
 import type { LabelSelector, Pod } from '../k8s-types.js';
 import { selectorMatchesAll } from '../selector.js';
 import type { NamespaceLabels } from '../match.js';
@@ -31,6 +26,8 @@ import { webhookScopes } from '../scope/cel.js';
 import type { ScopePrecision, WebhookScope } from '../scope/webhook-scope.js';
 import { podInWebhookScope } from '../scope/webhook-scope.js';
 import { compareStrings } from '../json.js';
+import { injectedNames } from '../injected-list.js';
+import { createdSince } from '../missed-pods.js';
 import { recordedHash } from '../pod-hash-annotation.js';
 import { withHashes } from '../hash.js';
 import type { SidecarSet } from '../sidecarset-types.js';
@@ -115,7 +112,7 @@ export function checkInjection(
     sorted.map((ss) => [ss, matchSidecarSet(ss, pod, namespace, namespaces)] as const),
   );
   const matching = sorted.filter((ss) => matches.get(ss)?.matched === true);
-  const injectedList = injectedNames(pod);
+  const injectedList = new Set(injectedNames(pod));
   const known = new Set(sorted.map((ss) => ss.metadata.name ?? ''));
   const unseen = unseenBecause(pod, namespace, namespaces, webhook);
   return {
@@ -329,10 +326,9 @@ function conflictsCheck(ss: SidecarSet, { matching, pod }: Inputs, injected: boo
 /** Whether the SidecarSet existed when the pod was created; undefined when a time is missing. */
 function creationCheck(ss: SidecarSet, pod: Readonly<Pod>, injected: boolean): Check | undefined {
   if (injected) return undefined;
-  const podTime = timeOf(pod.metadata.creationTimestamp);
-  const ssTime = timeOf(ss.metadata.creationTimestamp);
-  if (podTime === undefined || ssTime === undefined) return undefined;
-  return podTime >= ssTime
+  const since = createdSince(pod, ss);
+  if (since === undefined) return undefined;
+  return since
     ? { name: 'creation', ok: true, message: 'the SidecarSet existed when the pod was created' }
     : {
         name: 'creation',
@@ -358,16 +354,4 @@ function upgradeCheck(ss: SidecarSet, pod: Readonly<Pod>): Check {
         ? 'updateStrategy.paused is true'
         : `the controller upgrades it in place (sidecarset rollout status ${ss.metadata.name ?? ''})`;
   return { name: 'upgrade', ok: false, message: `sidecars outdated: ${why}` };
-}
-
-function injectedNames(pod: Readonly<Pod>): Set<string> {
-  const list = pod.metadata.annotations?.[SIDECARSET_INJECTED_LIST] ?? '';
-  return new Set(list.split(',').filter((n) => n !== ''));
-}
-
-function timeOf(value: unknown): number | undefined {
-  if (value instanceof Date) return value.getTime();
-  if (typeof value !== 'string' || value === '') return undefined;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : ms;
 }

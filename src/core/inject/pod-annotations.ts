@@ -4,7 +4,8 @@ import {
   SIDECARSET_HASH_WITHOUT_IMAGE,
   SIDECARSET_INJECTED_LIST,
 } from '../annotations.js';
-import { compareStrings, deepEqual } from '../json.js';
+import { injectedListWith } from '../injected-list.js';
+import { deepEqual } from '../json.js';
 import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
 import {
   formatPodSidecarSetHashes,
@@ -40,10 +41,10 @@ export function recordInjection(
     sidecarSetName: r.name,
     sidecarList: r.sidecarList,
   }));
-  const names = new Set((annotations[SIDECARSET_INJECTED_LIST] ?? '').split(','));
-  for (const r of records) names.add(r.name);
-  names.delete('');
-  annotations[SIDECARSET_INJECTED_LIST] = [...names].sort(compareStrings).join(',');
+  annotations[SIDECARSET_INJECTED_LIST] = injectedListWith(
+    annotations,
+    records.map((r) => r.name),
+  );
 }
 
 /** The last timestamp formatted: pods admitted within the same second share it. */
