@@ -20,6 +20,7 @@ import { createClusterSource } from '../k8s/cluster-source.js';
 import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
 import { createControllerMetrics } from '../server/controller-metrics.js';
 import { buildApp, buildHealthApp } from '../server/app.js';
+import { writeLinesTogether } from '../server/log-batching.js';
 import type { ServerLimits } from '../server/http-server.js';
 import { DEFAULT_SERVER_LIMITS } from '../server/http-server.js';
 import { DEFAULT_CERTIFICATE_TIMES, serviceDnsNames } from '../server/cert-plan.js';
@@ -109,7 +110,8 @@ export async function startServe(options: ServeOptions, io: Io): Promise<Served>
     }
   };
   try {
-    const served = await startAll(options, logger, stops);
+    // Admission lines of one event-loop turn reach stdout in one write.
+    const served = await startAll(options, logger, writeLinesTogether(io.stdout), stops);
     return { ...served, close: stopAll };
   } catch (err) {
     await stopAll();
@@ -120,6 +122,7 @@ export async function startServe(options: ServeOptions, io: Io): Promise<Served>
 async function startAll(
   options: ServeOptions,
   logger: Logger,
+  beforeLogLine: () => void,
   stops: (() => Promise<void>)[],
 ): Promise<Omit<Served, 'close'>> {
   // The cache-size gauge reads the source lazily, at scrape time.
@@ -151,6 +154,7 @@ async function startAll(
     random: Math.random,
     https: { cert: tls.pair.cert, key: tls.pair.key },
     limits,
+    beforeLogLine,
   });
   swap = (pair) => {
     swapCertificate(app, pair, metrics, logger);

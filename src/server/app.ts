@@ -27,7 +27,6 @@ import { registerHealthRoutes, sendStatus, statusBody } from './health-routes.js
 import type { ServerLimits } from './http-server.js';
 import { BODY_LIMIT, DEFAULT_SERVER_LIMITS, limitedServerFactory } from './http-server.js';
 import { limitMetricsOf } from './limit-metrics.js';
-import { writeLinesTogether } from './log-batching.js';
 import type { WebhookMetrics } from './metrics.js';
 
 export interface AppDeps {
@@ -39,6 +38,11 @@ export interface AppDeps {
   /** TLS options (the TLS policy of http-server.ts is added). */
   https: HttpsServerOptions;
   limits?: ServerLimits;
+  /**
+   * Called before each admission's log line, so that the lines of one event-loop turn can reach
+   * the logger's destination in one write (serve passes log-batching.ts's writeLinesTogether).
+   */
+  beforeLogLine?: () => void;
 }
 
 interface Outcome {
@@ -94,8 +98,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   registerHealthRoutes(app, webhookHealth(deps.source, deps.metrics));
 
-  // Admission lines of one event-loop turn reach the log in one write (log-batching.ts).
-  const batchLogLines = writeLinesTogether(deps.logger);
+  const beforeLogLine = deps.beforeLogLine ?? ((): void => undefined);
   const admission = (endpoint: string, decide: Decide): void => {
     app.post(`/${endpoint}`, async (request, reply) => {
       const started = process.hrtime.bigint();
@@ -122,7 +125,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       // (request.log is a child of deps.logger, at its level: no route sets a logLevel.)
       const level = outcome.level ?? 'info';
       if (deps.logger.isLevelEnabled(level)) {
-        batchLogLines();
+        beforeLogLine();
         request.log.child({ uid: admissionRequest.uid })[level](
           {
             endpoint,

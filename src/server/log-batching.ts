@@ -9,17 +9,12 @@
  */
 import { Writable } from 'node:stream';
 
-import type { Logger } from 'pino';
-import { symbols } from 'pino';
-
 /**
- * A function to call before writing a line through `logger`. It corks the logger's destination
- * for the rest of the turn (once per turn). A destination that is not a Node Writable (pino's
- * own SonicBoom, a transport) batches on its own or not at all: nothing is done then.
+ * A function to call before writing a line to `stream` (the logger's destination). It corks
+ * the stream for the rest of the turn (once per turn). A destination that is not a Node Writable
+ * (pino's own SonicBoom, a transport) batches on its own or not at all: nothing is done then.
  */
-export function writeLinesTogether(logger: Logger): () => void {
-  // pino.symbols is pino's documented access to the destination of a logger.
-  const stream: unknown = (logger as unknown as Record<symbol, unknown>)[symbols.streamSym];
+export function writeLinesTogether(stream: NodeJS.WritableStream): () => void {
   if (!(stream instanceof Writable)) return () => undefined;
   let corked = false;
   const uncork = (): void => {
