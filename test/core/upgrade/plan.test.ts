@@ -218,7 +218,104 @@ describe('planUpgrade: budget', () => {
   });
 });
 
+describe('planUpgrade: sidecarset_processor_test.go and sidecarset_controller_test.go', () => {
+  it('TestCanUpgradePods: maxUnavailable 50% of 100 upgrades exactly the 50 whose only change is the image', () => {
+    const pods = Array.from({ length: 100 }, (_, i) =>
+      upgradePod(i, i < 50 ? { withoutImage: 'without-aaa' } : {}),
+    );
+    const p = plan({ maxUnavailable: '50%' }, pods);
+    assert.equal(p.upgrade.length, 50);
+    assert.ok(p.upgrade.every((u) => Number(u.pod.name.slice(4)) >= 50));
+    assert.equal(p.notUpgradable.length, 50);
+    assert.ok(p.notUpgradable.every((n) => Number(n.pod.name.slice(4)) < 50));
+  });
+
+  // TestUpdateWhenMaxUnavailableNotZero, TestUpdateWhenPartitionFinished, TestRemoveSidecarSet
+  // (one pod, the default strategy unless given): which pods the reconcile upgrades.
+  const single: {
+    name: string;
+    strategy: SidecarSetUpdateStrategy;
+    pod: Pod;
+    upgrade: string[];
+  }[] = [
+    {
+      name: 'TestUpdateWhenMaxUnavailableNotZero: a Pending pod is upgraded',
+      strategy: {},
+      pod: upgradePod(1, { phase: 'Pending' }),
+      upgrade: ['pod-1'],
+    },
+    {
+      name: 'TestUpdateWhenPartitionFinished: partition 1 keeps the only pod',
+      strategy: { partition: 1 },
+      pod: upgradePod(1),
+      upgrade: [],
+    },
+    {
+      name: 'TestRemoveSidecarSet: a pod that records the hash is left alone',
+      strategy: {},
+      pod: upgradePod(1, { done: true }),
+      upgrade: [],
+    },
+  ];
+  for (const c of single) {
+    it(c.name, () => {
+      const p = planUpgrade(upgradeSidecarSet({ ...c.strategy }), [c.pod], { now });
+      assert.deepEqual(names(p.upgrade), c.upgrade);
+    });
+  }
+
+  it('TestUpdateColdUpgradeSidecar: the upgrade changes the image only; env, mounts and the injected list stay', () => {
+    const pod = upgradePod(1);
+    const sidecar = pod.spec.containers[0];
+    assert.ok(sidecar);
+    sidecar.env = [{ name: 'nginx-env', value: 'nginx-value' }];
+    sidecar.volumeMounts = [{ name: 'v', mountPath: '/data/nginx' }];
+    const upgrade = planUpgrade(upgradeSidecarSet(), [pod], { now }).upgrade[0];
+    assert.ok(upgrade);
+    const after = applyPodUpgrade(pod, upgrade);
+    assert.deepEqual(after.spec.containers[0], { ...sidecar, image: 'test-sidecar:v2' });
+    assert.equal(
+      after.metadata.annotations?.['kruise.io/sidecarset-injected-list'],
+      'test-sidecarset',
+    );
+  });
+
+  it('without-image hashes absent on both sides compare equal (sidecarSetDemo has none)', () => {
+    const ss = upgradeSidecarSet();
+    delete ss.metadata.annotations?.['kruise.io/sidecarset-hash-without-image'];
+    const pod = upgradePod(1);
+    delete pod.metadata.annotations?.['kruise.io/sidecarset-hash-without-image'];
+    const p = planUpgrade(ss, [pod], { now });
+    assert.deepEqual(names(p.upgrade), ['pod-1']);
+    assert.equal(p.notUpgradable.length, 0);
+  });
+
+  // The partition counts the selected candidates; a percentage scales against all matched pods.
+  const canary: [IntOrString, number][] = [
+    [10, 10],
+    ['10%', 10],
+    [19, 1],
+    [30, 0],
+  ];
+  for (const [partition, expected] of canary) {
+    it(`updateStrategy.selector picks 20 of 100, partition ${partition} → ${expected} upgraded`, () => {
+      const pods = Array.from({ length: 100 }, (_, i) =>
+        upgradePod(i, { labels: { app: 'web', ...(i % 5 === 0 ? { canary: 'true' } : {}) } }),
+      );
+      const p = plan(
+        { selector: { matchLabels: { canary: 'true' } }, partition, maxUnavailable: 100 },
+        pods,
+      );
+      assert.equal(p.upgrade.length, expected);
+      assert.ok(p.upgrade.every((u) => Number(u.pod.name.slice(4)) % 5 === 0));
+      assert.equal(p.held.filter((h) => h.reason === 'Partition').length, 20 - expected);
+      assert.equal(p.held.filter((h) => h.reason === 'NotSelected').length, 80);
+    });
+  }
+});
+
 describe('planUpgrade: stops and holds', () => {
+  // TestUpdateWhenSidecarSetPaused and TestUpdateWhenUseNotUpdateStrategy (sidecarset_controller_test.go).
   const cases: { name: string; strategy: SidecarSetUpdateStrategy; reason: string }[] = [
     { name: 'paused', strategy: { paused: true }, reason: 'Paused' },
     { name: 'NotUpdate', strategy: { type: 'NotUpdate' }, reason: 'NotUpdate' },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { ANY_NAMESPACE } from '../../../src/core/match.js';
+import { ANY_NAMESPACE, minimalNamespaceLabels } from '../../../src/core/match.js';
 import { selectsForUpgrade } from '../../../src/core/upgrade/selection.js';
 import { makePod, makeSidecarSet } from '../../support/factories.js';
 
@@ -20,5 +20,19 @@ describe('selectsForUpgrade', () => {
     const elsewhere = makeSidecarSet('s', { namespace: 'other' });
     assert.equal(selectsForUpgrade(elsewhere, makePod(), ANY_NAMESPACE), false);
     assert.equal(selectsForUpgrade(makeSidecarSet('s'), makePod(), ANY_NAMESPACE), true);
+  });
+
+  it('TestScopeNamespacePods: a namespaceSelector keeps the pods of the namespaces it selects', () => {
+    const ss = makeSidecarSet('s', { namespaceSelector: { matchLabels: { test: 'true' } } });
+    const namespaces = new Map([
+      ['test-ns', { ...minimalNamespaceLabels('test-ns'), test: 'true' }],
+      ['default', minimalNamespaceLabels('default')],
+    ]);
+    const pods = Array.from({ length: 100 }, (_, i) =>
+      makePod({ name: `pod-${i}`, namespace: i >= 50 ? 'test-ns' : 'default' }),
+    );
+    const selected = pods.filter((pod) => selectsForUpgrade(ss, pod, namespaces));
+    assert.equal(selected.length, 50);
+    assert.ok(selected.every((pod) => pod.metadata.namespace === 'test-ns'));
   });
 });
