@@ -7,6 +7,7 @@ import type { Container, Pod } from '../../src/core/k8s-types.js';
 import { parsePodSidecarSetHashes } from '../../src/core/pod-hash-annotation.js';
 import type { SidecarSet, SidecarSetRevision } from '../../src/core/sidecarset-types.js';
 import { FIXED_NOW, makePod, makeSidecarSet, sidecar } from '../support/factories.js';
+import { openKruisePod1 } from '../support/openkruise-pods.js';
 
 const options = (extra: Partial<InjectOptions> = {}): InjectOptions => ({
   now: FIXED_NOW,
@@ -23,26 +24,7 @@ function inject(pod: Pod, sets: SidecarSet[], extra: Partial<InjectOptions> = {}
 }
 
 // The fixtures of OpenKruise's pod webhook tests (pkg/webhook/pod/mutating/sidecarset_test.go), reduced to what each test reads.
-const pod1 = (): Pod =>
-  makePod({
-    labels: { app: 'suxing-test' },
-    initContainers: [{ name: 'init-0', image: 'busybox:1.0.0' }],
-    containers: [
-      {
-        name: 'nginx',
-        image: 'nginx:1.15.1',
-        env: [
-          { name: 'hello1', value: 'world1' },
-          { name: 'hello2', value: 'world2' },
-        ],
-        volumeMounts: [
-          { name: 'volume-a', mountPath: '/a/b' },
-          { name: 'volume-b', mountPath: '/e/f' },
-        ],
-      },
-    ],
-    spec: { volumes: [{ name: 'volume-a' }, { name: 'volume-b' }] },
-  });
+const pod1 = openKruisePod1;
 
 const sidecarSet1 = (): SidecarSet =>
   makeSidecarSet(
