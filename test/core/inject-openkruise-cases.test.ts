@@ -15,6 +15,7 @@ import {
   versionAltAnnotation,
   versionAnnotation,
 } from '../../src/core/annotations.js';
+import { computeSidecarSetHash, computeSidecarSetHashWithoutImage } from '../../src/core/hash.js';
 import type { InjectOptions } from '../../src/core/inject/inject.js';
 import { injectPod } from '../../src/core/inject/inject.js';
 import type { Container, Pod } from '../../src/core/k8s-types.js';
@@ -506,6 +507,45 @@ describe('TestCanarySidecarSetInjection', () => {
       selector: { matchExpressions: [{ key: 'somekey', operator: 'badOp' }] },
     });
     assert.throws(() => image(demoPod(true), badSelector), /badOp/);
+  });
+});
+
+describe('TestInjectionStrategyRevision', () => {
+  it('injects the revision; one that recorded no hash is recorded with the hash of its spec', () => {
+    const set = sidecarSet1();
+    set.spec.injectionStrategy = {
+      revision: { customVersion: 'sidecarset1-12345', policy: 'Always' },
+    };
+    const spec = {
+      initContainers: [raw('init-2', { image: 'busybox:1.0.0' })],
+      containers: [
+        raw('dns-f', {
+          podInjectPolicy: 'BeforeAppContainer',
+          shareVolumePolicy: { type: 'disabled' },
+        }),
+      ],
+    };
+    const history: SidecarSetRevision[] = [
+      {
+        name: 'sidecarset1-12345',
+        sidecarSetName: 'sidecarset1',
+        customVersion: 'sidecarset1-12345',
+        revision: 1,
+        spec,
+      },
+    ];
+    const out = inject(pod1(), [set], { revisions: () => history });
+    assert.deepEqual(names(out.spec.containers), ['dns-f', 'nginx']);
+    assert.deepEqual(names(out.spec.initContainers), ['init-0', 'init-2']);
+    const a = out.metadata.annotations ?? {};
+    const entry = parsePodSidecarSetHashes(a[SIDECARSET_HASH], 'k')['sidecarset1'];
+    assert.equal(entry?.hash, computeSidecarSetHash(spec));
+    assert.notEqual(entry.hash, 'c4k2dbb95d');
+    assert.equal(entry.controllerRevision, 'sidecarset1-12345');
+    assert.equal(
+      parsePodSidecarSetHashes(a[SIDECARSET_HASH_WITHOUT_IMAGE], 'k')['sidecarset1']?.hash,
+      computeSidecarSetHashWithoutImage(spec),
+    );
   });
 });
 

@@ -1,6 +1,7 @@
 /** injectionStrategy.revision: which version of a SidecarSet a new pod gets (OpenKruise pkg/webhook/pod/mutating/sidecarset.go). */
 import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from '../annotations.js';
 import { SidecarSetError } from '../errors.js';
+import { computeSidecarSetHash, computeSidecarSetHashWithoutImage } from '../hash.js';
 import type { Pod } from '../k8s-types.js';
 import { selectorMatchesAll } from '../selector.js';
 import type { SidecarSet, SidecarSetRevision } from '../sidecarset-types.js';
@@ -68,25 +69,27 @@ function findRevision(
   return found;
 }
 
-/** The SidecarSet as it was at that revision: its injected parts replaced wholesale. */
+/**
+ * The SidecarSet as it was at that revision: its injected parts replaced wholesale, and the hashes
+ * the revision recorded, or, when it recorded none, those of its spec (OpenKruise
+ * restoreRevisionInfo, pkg/control/sidecarcontrol/history_control.go).
+ */
 function fromRevision(ss: SidecarSet, revision: SidecarSetRevision): SidecarSet {
-  const annotations = { ...ss.metadata.annotations };
-  for (const key of [SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE]) {
-    const stored = revision.annotations?.[key];
-    if (stored === undefined) delete annotations[key];
-    else annotations[key] = stored;
-  }
   const spec = { ...ss.spec };
   delete spec.containers;
   delete spec.initContainers;
   delete spec.volumes;
   delete spec.imagePullSecrets;
   delete spec.patchPodMetadata;
-  return {
-    ...ss,
-    metadata: { ...ss.metadata, annotations },
-    spec: { ...spec, ...structuredClone(revision.spec) },
+  Object.assign(spec, structuredClone(revision.spec));
+  const stored = (key: string): string | undefined => revision.annotations?.[key] || undefined;
+  const annotations = {
+    ...ss.metadata.annotations,
+    [SIDECARSET_HASH]: stored(SIDECARSET_HASH) ?? computeSidecarSetHash(spec),
+    [SIDECARSET_HASH_WITHOUT_IMAGE]:
+      stored(SIDECARSET_HASH_WITHOUT_IMAGE) ?? computeSidecarSetHashWithoutImage(spec),
   };
+  return { ...ss, metadata: { ...ss.metadata, annotations }, spec };
 }
 
 /** A percentage partition as a fraction; an integer or unset partition counts as 0%. */
