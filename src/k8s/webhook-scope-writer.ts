@@ -2,8 +2,11 @@
  * Writes the pod webhook's scope into its MutatingWebhookConfiguration
  * (docs/adr/0012-scoped-pod-webhook.md): GET, then a JSON patch of only the scope's fields
  * (src/core/scope/configuration-patch.ts). A 409 (someone else wrote in between: the caBundle
- * writer, a re-apply) reads again; a 422 (the API server refuses the expression) falls back to the
- * next, wider level. RBAC: get and patch on the one configuration.
+ * writer, a re-apply) reads again. A 422 is either the API server refusing the scope (the
+ * expression too long or too costly), which falls back to the next, wider level, or a failed
+ * `test` of the patch because the webhooks were changed in between, which the API server also
+ * answers with 422: told apart by reading again, a changed resourceVersion means the latter and the
+ * same level is tried again. RBAC: get and patch on the one configuration.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
@@ -59,6 +62,12 @@ export function createScopeWriter(options: {
     }
   }
 
+  /** Whether the configuration is no longer at `resourceVersion` (or is gone). */
+  async function changedSince(resourceVersion: string | undefined): Promise<boolean> {
+    const config = await read();
+    return config?.metadata?.resourceVersion !== resourceVersion;
+  }
+
   return {
     async write(levels) {
       const wanted = levels ?? [undefined];
@@ -67,6 +76,7 @@ export function createScopeWriter(options: {
         const config = await read();
         if (config === undefined) return undefined;
         const scope = wanted[level];
+        const readVersion = config.metadata?.resourceVersion;
         const body = scopePatch(config, scope);
         if (body.length === 0) return scope;
         try {
@@ -79,6 +89,9 @@ export function createScopeWriter(options: {
         } catch (err) {
           const status = statusOf(err);
           if (status === 409 && attempt < MAX_ATTEMPTS) continue;
+          if (status === 422 && attempt < MAX_ATTEMPTS && (await changedSince(readVersion))) {
+            continue;
+          }
           if (status !== 422 || scope === undefined) throw err;
           log.warn(
             { precision: scope.precision, err },

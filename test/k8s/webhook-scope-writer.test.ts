@@ -47,7 +47,8 @@ const writer = (): ReturnType<typeof createScopeWriter> =>
 
 function podWebhook(): JsonObject {
   const config = server.store.get(MUTATING, '', NAME) as JsonObject;
-  return (config['webhooks'] as JsonObject[])[0] as JsonObject;
+  const webhooks = config['webhooks'] as JsonObject[];
+  return webhooks.find((w) => w['name'] === 'mpod.sidecarset.kruise.io') as JsonObject;
 }
 
 function condition(): string | undefined {
@@ -85,6 +86,34 @@ describe('createScopeWriter', () => {
     const written = await writer().write(webhookScopes(shop));
     assert.equal(written?.precision, 'label-keys');
     assert.ok(condition() !== undefined);
+  });
+
+  it('tries the same level again after a 422 from webhooks changed in between', async () => {
+    // Just before our PATCH lands, another writer puts a webhook in front of ours: the patch's
+    // `test` of the name at that index fails, which the API server answers with 422 too.
+    let changed = false;
+    server.control.failNext({
+      match: (r) => {
+        if (changed || r.method !== 'PATCH' || r.resource !== MUTATING.resource) return false;
+        changed = true;
+        const config = server.store.get(MUTATING, '', NAME) as JsonObject;
+        const webhooks = config['webhooks'] as JsonObject[];
+        const other = { name: 'other.example.com', clientConfig: { url: 'https://x/other' } };
+        server.store.update(MUTATING, '', NAME, { ...config, webhooks: [other, ...webhooks] });
+        return false;
+      },
+      status: 500,
+    });
+    const before = patches();
+    const written = await writer().write(webhookScopes(shop));
+    assert.ok(changed);
+    assert.equal(written?.precision, 'selectors', 'not widened');
+    assert.equal(patches() - before, 2);
+    const webhooks = (server.store.get(MUTATING, '', NAME) as JsonObject)[
+      'webhooks'
+    ] as JsonObject[];
+    assert.equal(webhooks.length, 2);
+    assert.match(condition() ?? '', /request.namespace == "shop"/);
   });
 
   it('removes the scope when given none, and says so when the configuration is missing', async () => {
