@@ -25,7 +25,7 @@ const APPS = ['nginx', 'web-server', 'api-gateway', 'cache', 'queue', 'search', 
  * alike, so no per-value memo can help).
  */
 function fleet(n: number, asInACluster = false): Pod[] {
-  return Array.from({ length: n }, (_, i) => {
+  const pods = Array.from({ length: n }, (_, i) => {
     const pod = upgradePod(i, {
       namespace: `ns-${i % 50}`,
       labels: {
@@ -61,6 +61,9 @@ function fleet(n: number, asInACluster = false): Pod[] {
     }
     return pod;
   });
+  // As the controller and the CLI receive pods: parsed from JSON. (Built by concatenation, the
+  // strings would be ropes, which the planner's character-by-character time keys read slower.)
+  return JSON.parse(JSON.stringify(pods)) as Pod[];
 }
 
 const sidecarSet = upgradeSidecarSet({
