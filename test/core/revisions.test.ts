@@ -11,6 +11,7 @@ import type { Pod } from '../../src/core/k8s-types.js';
 import type { RevisionPlan, StoredRevision } from '../../src/core/revisions/history.js';
 import {
   CONTROLLER_REVISION_HASH_LABEL,
+  activeRevisions,
   canonicalData,
   fnv1_32,
   planRevisions,
@@ -262,6 +263,81 @@ describe('planRevisions', () => {
       delete: ['r2', 'r3'],
       overLimit: 0,
     });
+  });
+});
+
+describe('planRevisions: sidecarset_processor_test.go', () => {
+  const latestNumber = (store: Store): number => store.revisions.get(store.latest)?.revision ?? 0;
+
+  it('TestGetActiveRevisions: create 1, update to 2, roll back to 3, keep 10 of 100 updates', () => {
+    const store = new Store();
+    const base = sidecarSet('busybox:1.0', { revisionHistoryLimit: 10 });
+    store.round(base);
+    assert.equal(latestNumber(store), 1);
+    const updated = sidecarSet('busybox:1.0', {
+      revisionHistoryLimit: 10,
+      initContainers: [{ name: 'emptyInitC' }],
+      volumes: [{ name: 'emptyVolume' }],
+      imagePullSecrets: [{ name: 'emptySecret' }],
+    });
+    for (let i = 0; i < 5; i++) {
+      store.round(updated);
+      assert.equal(latestNumber(store), 2);
+    }
+    const data = JSON.parse(store.revisions.get(store.latest)?.data ?? '{}') as {
+      spec: Record<string, unknown>;
+    };
+    for (const field of ['volumes', 'containers', 'initContainers', 'imagePullSecrets']) {
+      assert.ok(Array.isArray(data.spec[field]), field);
+    }
+    for (let i = 0; i < 5; i++) {
+      store.round(base);
+      assert.equal(latestNumber(store), 3);
+    }
+    assert.equal(store.revisions.size, 2);
+    for (let i = 0; i < 100; i++) store.round(sidecarSet(`${i}`, { revisionHistoryLimit: 10 }));
+    assert.equal(store.revisions.size, 10);
+  });
+
+  it('TestReplaceRevision: a rollback moves the revision to the end, the rest keep their order', () => {
+    // Back to 1..9 (10 is the newest: no rollback).
+    for (let back = 1; back <= 9; back++) {
+      const store = new Store();
+      for (let i = 1; i <= 10; i++) store.round(sidecarSet(`busybox:${i}`));
+      const name = store.nameOf(back);
+      const rollback = store.round(sidecarSet(`busybox:${back}`));
+      assert.deepEqual(rollback.renumber, { name, revision: 11 });
+      assert.deepEqual(rollback.delete, []);
+      // One more revision: the oldest one goes, never the one just rolled back to.
+      const oldest = store.nameOf(back === 1 ? 2 : 1);
+      assert.deepEqual(store.round(sidecarSet('busybox:new')).delete, [oldest]);
+      assert.ok(store.revisions.has(name));
+    }
+  });
+
+  it('TestTruncateHistory: 15 revisions, limit 10, pods using 1..n of them', () => {
+    const ordered = Array.from({ length: 15 }, (_, i) => ({
+      name: `sidecar-${i + 1}`,
+      labels: {},
+    }));
+    const ss = sidecarSet('x', { revisionHistoryLimit: 10 });
+    // n revisions in use → how many stay over the limit (OpenKruise's error: 10 + this).
+    const cases: [number, number][] = [
+      ...[1, 2, 3, 4, 5, 6, 7, 8, 9].map((n): [number, number] => [n, 0]),
+      [10, 1],
+      [11, 2],
+      [14, 5],
+      [15, 5],
+      [20, 5],
+    ];
+    for (const [used, over] of cases) {
+      const pods = Array.from({ length: 100 }, (_, i) => podUsing(`sidecar-${(i % used) + 1}`));
+      const result = truncateHistory(ss, ordered, activeRevisions(ss, pods, ordered));
+      assert.equal(result.overLimit, over, `${used} in use`);
+      assert.equal(result.delete.length, 5 - over, `${used} in use`);
+      assert.ok(!result.delete.includes('sidecar-15'), 'the newest stays');
+      for (const name of result.delete) assert.ok(Number(name.slice(8)) > used, name);
+    }
   });
 });
 
