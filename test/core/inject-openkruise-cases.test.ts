@@ -17,16 +17,20 @@ import {
 } from '../../src/core/annotations.js';
 import { computeSidecarSetHash, computeSidecarSetHashWithoutImage } from '../../src/core/hash.js';
 import type { InjectOptions } from '../../src/core/inject/inject.js';
+import { sourceFromFieldRef } from '../../src/core/inject/env.js';
 import { injectPod } from '../../src/core/inject/inject.js';
+import { applyPatchPodMetadata } from '../../src/core/inject/pod-metadata.js';
 import type { Container, Pod } from '../../src/core/k8s-types.js';
-import { minimalNamespaceLabels } from '../../src/core/match.js';
+import { matchSidecarSet, minimalNamespaceLabels } from '../../src/core/match.js';
 import { parsePodSidecarSetHashes } from '../../src/core/pod-hash-annotation.js';
 import { mutatePod } from '../../src/core/pod-mutation.js';
 import { buildSidecarSetIndex } from '../../src/core/sidecarset-index.js';
 import type {
   SidecarContainer,
   SidecarSet,
+  SidecarSetPatchPodMetadata,
   SidecarSetRevision,
+  TransferEnvVar,
 } from '../../src/core/sidecarset-types.js';
 import { FIXED_NOW, makePod } from '../support/factories.js';
 import { openKruisePod1 } from '../support/openkruise-pods.js';
@@ -571,6 +575,182 @@ describe('TestIsCanarySidecarSet, as injection sees it', () => {
       const canary = sidecarSet('canary', { containers: [raw('canary-c')] }, annotations);
       const outcome = injectPod(pod1(), [base, canary], options());
       assert.deepEqual(outcome.injected, isCanary ? ['canary'] : ['base', 'canary']);
+    });
+  }
+});
+
+// pkg/control/sidecarcontrol/util_test.go
+
+describe('TestPatchPodMetadata', () => {
+  const cases: [
+    string,
+    Record<string, string>,
+    SidecarSetPatchPodMetadata[],
+    Record<string, string>,
+  ][] = [
+    [
+      'add pod annotation',
+      {},
+      [
+        { patchPolicy: 'Retain', annotations: { key1: 'value1' } },
+        { patchPolicy: 'Overwrite', annotations: { key2: 'value2' } },
+      ],
+      { key1: 'value1', key2: 'value2' },
+    ],
+    [
+      'add pod annotation, exist',
+      { key1: 'old', key2: 'old' },
+      [
+        { patchPolicy: 'Retain', annotations: { key1: 'value1' } },
+        { patchPolicy: 'Overwrite', annotations: { key2: 'value2' } },
+      ],
+      { key1: 'old', key2: 'value2' },
+    ],
+    [
+      'json merge pod annotation',
+      { key1: '{"log-agent":1}', key2: '{"log-agent":1}' },
+      [
+        {
+          patchPolicy: 'MergePatchJson',
+          annotations: { key1: '{"log-agent":1}', key2: '{"envoy":2}', key3: '{"probe":5}' },
+        },
+      ],
+      { key1: '{"log-agent":1}', key2: '{"envoy":2,"log-agent":1}', key3: '{"probe":5}' },
+    ],
+    [
+      'json merge pod annotation, skip',
+      { key1: '{"log-agent":1}' },
+      [{ patchPolicy: 'MergePatchJson', annotations: { key1: '{"log-agent":1}' } }],
+      { key1: '{"log-agent":1}' },
+    ],
+  ];
+  for (const [title, existing, patches, expected] of cases) {
+    it(title, () => {
+      const annotations = { ...existing };
+      applyPatchPodMetadata(annotations, patches);
+      assert.deepEqual(annotations, expected);
+    });
+  }
+});
+
+describe('TestExtractContainerNameFromFieldPath and TestGetSidecarTransferEnvs', () => {
+  const podWith = (metadata: Partial<Pod['metadata']>): Pod => {
+    const pod = makePod({
+      containers: [
+        { name: 'main', image: 'main:v1', env: [{ name: 'test-env', value: 'test-value' }] },
+      ],
+    });
+    pod.metadata = { ...pod.metadata, ...metadata };
+    return pod;
+  };
+  const fieldCases: [string, Partial<Pod['metadata']>, string][] = [
+    [
+      "metadata.labels['test-label']",
+      { labels: { 'test-label': 'test-pod-label' } },
+      'test-pod-label',
+    ],
+    ["metadata.labels['test-label']", { labels: {} }, ''],
+    [
+      "metadata.annotations['test-anno']",
+      { annotations: { 'test-anno': 'test-pod-anno' } },
+      'test-pod-anno',
+    ],
+  ];
+  for (const [fieldPath, metadata, expected] of fieldCases) {
+    it(`${fieldPath} on ${JSON.stringify(metadata)} names ${JSON.stringify(expected)}`, () => {
+      assert.deepEqual(sourceFromFieldRef(fieldPath, podWith(metadata)), {
+        ok: true,
+        name: expected,
+      });
+    });
+  }
+
+  const transferCases: [string, TransferEnvVar, Partial<Pod['metadata']>][] = [
+    ['by name', { envName: 'test-env', sourceContainerName: 'main' }, {}],
+    [
+      'from a label',
+      {
+        envName: 'test-env',
+        sourceContainerNameFrom: {
+          fieldRef: { apiVersion: 'v1', fieldPath: "metadata.labels['app']" },
+        },
+      },
+      { labels: { app: 'main' } },
+    ],
+    [
+      'from an annotation',
+      {
+        envName: 'test-env',
+        sourceContainerNameFrom: {
+          fieldRef: { apiVersion: 'v1', fieldPath: "metadata.annotations['app']" },
+        },
+      },
+      { annotations: { app: 'main' } },
+    ],
+  ];
+  for (const [title, entry, metadata] of transferCases) {
+    it(`transferEnv ${title}`, () => {
+      const set = sidecarSet('s', {
+        selector: { matchLabels: { app: 'web' } },
+        containers: [raw('cold-sidecar', { transferEnv: [entry] })],
+      });
+      assert.deepEqual(inject(podWith(metadata), [set]).spec.containers[1]?.env, [
+        { name: 'IS_INJECTED', value: 'true' },
+        { name: 'test-env', value: 'test-value' },
+      ]);
+    });
+  }
+});
+
+describe('TestGetInjectedVolumeDevices', () => {
+  const pod = (): Pod =>
+    makePod({
+      containers: [
+        { name: 'a', image: 'a', volumeDevices: [{ name: 'vd-1', devicePath: '/data/volume-1' }] },
+        { name: 'b', image: 'b', volumeDevices: [{ name: 'vd-2', devicePath: '/data/volume-2' }] },
+        {
+          name: 'injected',
+          image: 'c',
+          volumeDevices: [{ name: 'vd-3', devicePath: '/data/volume-3' }],
+          env: [{ name: 'IS_INJECTED', value: 'true' }],
+        },
+      ],
+    });
+  const devices = (extra: Partial<SidecarContainer>): unknown =>
+    inject(pod(), [sidecarSet('s', { containers: [raw('x', extra)] })]).spec.containers[3]
+      ?.volumeDevices;
+  it('disabled: none shared', () => {
+    assert.equal(devices({}), undefined);
+  });
+  it('enabled: those of the app containers, not of injected ones', () => {
+    assert.deepEqual(devices({ shareVolumeDevicePolicy: { type: 'enabled' } }), [
+      { name: 'vd-1', devicePath: '/data/volume-1' },
+      { name: 'vd-2', devicePath: '/data/volume-2' },
+    ]);
+  });
+});
+
+describe('TestPodMatchedSidecarSet', () => {
+  const namespaces = new Map([
+    ['app1', { 'kubernetes.io/metadata.name': 'app1', ns: 'app1', app: 'app1' }],
+    ['app2', { 'kubernetes.io/metadata.name': 'app2', app: 'app2' }],
+  ]);
+  const pod = makePod({ name: 'test-pod', namespace: 'app1', labels: { app: 'nginx' } });
+  const cases: [string, Record<string, string> | undefined, boolean][] = [
+    ['test1: no namespaceSelector', undefined, true],
+    ['test2: namespaceSelector ns=app1', { ns: 'app1' }, true],
+    ['test3: namespaceSelector ns=app2', { ns: 'app2' }, false],
+    ['test4: namespaceSelector app=app1', { app: 'app1' }, true],
+    ['test5: namespaceSelector app=app2', { app: 'app2' }, false],
+  ];
+  for (const [title, nsLabels, expected] of cases) {
+    it(title, () => {
+      const set = sidecarSet('sidecarset-test', {
+        selector: { matchLabels: { app: 'nginx' } },
+        containers: [raw('c')],
+        ...(nsLabels ? { namespaceSelector: { matchLabels: nsLabels } } : {}),
+      });
+      assert.equal(matchSidecarSet(set, pod, 'app1', namespaces).matched, expected);
     });
   }
 });
