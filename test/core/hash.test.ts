@@ -84,6 +84,15 @@ describe('hash: pkg/control/sidecarcontrol/hash_test.go vectors (no defaulting)'
         computeSidecarSetHashWithoutImage(changed),
         computeSidecarSetHashWithoutImage(spec),
       );
+      // TestSidecarSetHashWithoutImage: a field other than image changes it.
+      const renamed = structuredClone(changed);
+      const first = renamed.containers?.[0];
+      assert.ok(first);
+      first.name = 'new-name';
+      assert.notEqual(
+        computeSidecarSetHashWithoutImage(renamed),
+        computeSidecarSetHashWithoutImage(spec),
+      );
     });
   }
 });

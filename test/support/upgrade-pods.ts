@@ -77,6 +77,19 @@ function hashAnnotation(hash: string): string {
   });
 }
 
+/**
+ * A kruise.io/sidecarset-inplace-update-state value with this SidecarSet's entry: the revision and
+ * each container's status imageID recorded before its image was written.
+ */
+export function inPlaceUpdateState(revision: string, imageIDs: Record<string, string>): string {
+  const lastContainerStatuses = Object.fromEntries(
+    Object.entries(imageIDs).map(([name, imageID]) => [name, { imageID }]),
+  );
+  return JSON.stringify({
+    [SET]: { revision, updateTimestamp: '2026-01-01T00:00:00Z', lastContainerStatuses },
+  });
+}
+
 function iso(seconds: number): string {
   return new Date(BASE_TIME + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
@@ -93,12 +106,8 @@ export function upgradePod(i: number, options: UpgradePodOptions = {}): Pod {
     ),
   };
   if (upgraded) {
-    annotations['kruise.io/sidecarset-inplace-update-state'] = JSON.stringify({
-      [SET]: {
-        revision: NEW_HASH,
-        updateTimestamp: '2026-01-01T00:00:00Z',
-        lastContainerStatuses: { [SIDECAR]: { imageID: V1_ID } },
-      },
+    annotations['kruise.io/sidecarset-inplace-update-state'] = inPlaceUpdateState(NEW_HASH, {
+      [SIDECAR]: V1_ID,
     });
   }
   const conditions: PodCondition[] = [

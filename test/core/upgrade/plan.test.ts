@@ -7,6 +7,7 @@ import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { EXCLUDE_REASONS, HOLD_REASONS } from '../../../src/core/upgrade/types.js';
 import {
+  inPlaceUpdateState,
   names,
   podFleet,
   shuffled,
@@ -360,14 +361,8 @@ describe('planUpgrade: stops and holds', () => {
     pod.spec.containers[0] = { name: 'test-sidecar', image: 'test-sidecar:v1.5' };
     pod.metadata.annotations = {
       ...pod.metadata.annotations,
-      'kruise.io/sidecarset-inplace-update-state': JSON.stringify({
-        'test-sidecarset': {
-          revision: 'aaa',
-          updateTimestamp: '2026-01-01T00:00:00Z',
-          lastContainerStatuses: {
-            'test-sidecar': { imageID: 'docker-pullable://test-sidecar@sha256:1111' },
-          },
-        },
+      'kruise.io/sidecarset-inplace-update-state': inPlaceUpdateState('aaa', {
+        'test-sidecar': 'docker-pullable://test-sidecar@sha256:1111',
       }),
     };
     const p = plan({ maxUnavailable: 5 }, [pod, upgradePod(1)]);

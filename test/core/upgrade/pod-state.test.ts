@@ -24,7 +24,7 @@ import {
   isStateConsistent,
   upgradability,
 } from '../../../src/core/upgrade/pod-state.js';
-import { upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
+import { inPlaceUpdateState, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
 
 const now = new Date('2026-07-02T10:00:00.500Z');
 const ctx = sidecarSetContext(upgradeSidecarSet());
@@ -206,6 +206,99 @@ describe('pod predicates', () => {
     };
     assert.equal(upgradability(ctx, pending), 'candidate');
   });
+});
+
+describe('IsSidecarContainerUpdateCompleted (pkg/control/sidecarcontrol/util_test.go)', () => {
+  const ids: Record<string, string> = {
+    'main:v1': '4120593193b4',
+    'cold-sidecar:v1': 'docker-pullable://cold-sidecar@sha256:9ead06a1362e',
+    'cold-sidecar:v2': 'docker-pullable://cold-sidecar@sha256:7223aa0f3a7a',
+    'hot-sidecar:v1': 'docker-pullable://hot-sidecar@sha256:86618128c92e',
+    'hot-sidecar:v2': 'docker-pullable://hot-sidecar@sha256:74abd85af1e9',
+    'hotupgrade:empty': 'docker-pullable://hotupgrade@sha256:0e9daf5c02e7',
+  };
+  const ss = upgradeSidecarSet();
+  ss.spec.containers = [
+    { name: 'cold-sidecar', image: 'cold-image:v1' },
+    {
+      name: 'hot-sidecar',
+      image: 'hot-image:v1',
+      upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'hotupgrade:empty' },
+    },
+  ];
+  const demo = sidecarSetContext(ss);
+  const all = new Set(['cold-sidecar', 'hot-sidecar-1', 'hot-sidecar-2']);
+  const images: [string, string][] = [
+    ['main', 'main:v1'],
+    ['cold-sidecar', 'cold-sidecar:v1'],
+    ['hot-sidecar-1', 'hot-sidecar:v1'],
+    ['hot-sidecar-2', 'hotupgrade:empty'],
+  ];
+
+  /** podDemo after `steps`: each writes a spec image (recording the status imageID) or an imageID. */
+  function podAfter(steps: ([string, 'spec' | 'status', string] | 'none')[]): Pod {
+    const pod = upgradePod(0);
+    pod.spec.containers = images.map(([name, image]) => ({ name, image }));
+    pod.status = {
+      ...pod.status,
+      containerStatuses: images.map(([name, image]) => ({
+        name,
+        image,
+        imageID: ids[image] ?? '',
+        ready: true,
+        restartCount: 0,
+      })),
+    };
+    const recorded: Record<string, string> = {};
+    for (const step of steps) {
+      if (step === 'none') continue;
+      const [name, where, image] = step;
+      const status = pod.status.containerStatuses?.find((c) => c.name === name);
+      const container = pod.spec.containers.find((c) => c.name === name);
+      assert.ok(status && container);
+      if (where === 'status') {
+        status.imageID = ids[image] ?? '';
+        continue;
+      }
+      recorded[name] = status.imageID ?? '';
+      container.image = image;
+    }
+    if (steps.length > 0) {
+      pod.metadata.annotations = {
+        ...pod.metadata.annotations,
+        'kruise.io/sidecarset-inplace-update-state': inPlaceUpdateState('bbb', recorded),
+      };
+    } else delete pod.metadata.annotations?.['kruise.io/sidecarset-inplace-update-state'];
+    return pod;
+  }
+
+  const cold: [string, 'spec', string] = ['cold-sidecar', 'spec', 'cold-sidecar:v2'];
+  const coldDone: [string, 'status', string] = ['cold-sidecar', 'status', 'cold-sidecar:v2'];
+  const hot2: [string, 'spec', string] = ['hot-sidecar-2', 'spec', 'hot-sidecar:v2'];
+  const hot2Done: [string, 'status', string] = ['hot-sidecar-2', 'status', 'hot-sidecar:v2'];
+  const hot1: [string, 'spec', string] = ['hot-sidecar-1', 'spec', 'hotupgrade:empty'];
+  const hot1Done: [string, 'status', string] = ['hot-sidecar-1', 'status', 'hotupgrade:empty'];
+  const cases: [string, Parameters<typeof podAfter>[0], boolean][] = [
+    ['only inject sidecar, not upgrade', [], true],
+    ['upgrade cold sidecar, upgrade not completed', [cold], false],
+    ['upgrade cold sidecar, upgrade completed', [cold, coldDone], true],
+    ['upgrade hot sidecar, upgrade hot-sidecar-2 not completed', [cold, coldDone, hot2], false],
+    [
+      'upgrade hot sidecar, upgrade hot-sidecar-1 not completed',
+      [cold, coldDone, hot2, hot2Done, hot1],
+      false,
+    ],
+    [
+      'upgrade hot sidecar, upgrade hot-sidecar completed',
+      [cold, coldDone, hot2, hot2Done, hot1, hot1Done],
+      true,
+    ],
+  ];
+  for (const [name, steps, completed] of cases) {
+    it(name, () => {
+      assert.equal(isStateConsistent(demo, podAfter(steps), all), completed);
+    });
+  }
 });
 
 describe('the change written to a picked pod (updatePodSidecarAndHash)', () => {
