@@ -96,6 +96,25 @@ describe('gray release in a cluster', () => {
     }, fast);
   });
 
+  it('a pod whose labels no longer match the selector is neither counted nor upgraded', async () => {
+    // getMatchingPods (sidecarset_processor.go) lists by spec.selector: an injected pod relabelled
+    // out of it leaves the status and the rollout.
+    await withCluster(async (cluster) => {
+      await setUpAgent(cluster, 4, { maxUnavailable: 4 });
+      await cluster.core.patchNamespacedPod(
+        { name: 'web-03', namespace: 'default', body: { metadata: { labels: { app: 'other' } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+      );
+      await waitFor(cluster, () => status(cluster, 'agent')?.['matchedPods'] === 3, '3 matched');
+      await setImage(cluster, 'agent:2');
+      await settled(cluster, 2, 3);
+      assert.deepEqual(
+        onImage(cluster, 'agent:1').map((p) => p.metadata.name),
+        ['web-03'],
+      );
+    }, fast);
+  });
+
   it('paused holds every pod; unpausing upgrades them', async () => {
     await withCluster(async (cluster) => {
       await setUpAgent(cluster, 3, { paused: true });
