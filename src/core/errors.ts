@@ -5,7 +5,8 @@
 export const ERROR_CODES = {
   SI_ERR_INVALID_SELECTOR: 'a label selector has an unknown operator or invalid values',
   SI_ERR_BAD_HASH_ANNOTATION: "a pod's existing sidecarset hash annotation is not valid JSON",
-  SI_ERR_BAD_MERGE_PATCH: 'a patchPodMetadata MergePatchJson value or pod annotation is not JSON',
+  SI_ERR_BAD_MERGE_PATCH:
+    'a patchPodMetadata MergePatchJson value or pod annotation cannot be merged',
   SI_ERR_REVISION_NOT_FOUND: 'injectionStrategy.revision names a revision that does not exist',
   SI_ERR_BAD_PERCENT: 'an int-or-percent value is not a valid percentage',
   SI_ERR_INVALID_SIDECARSET: 'a SidecarSet failed validation',
