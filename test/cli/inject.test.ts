@@ -298,6 +298,30 @@ describe('sidecarset validate', () => {
     assert.match(result.stderr, /bad\.yaml#2: SidecarSet "b": spec\.containers\[0\]\.name/);
   });
 
+  it('reports malformed health gate annotations as the webhook does', async () => {
+    const file = await tempFile(
+      'gated.yaml',
+      [
+        'apiVersion: apps.kruise.io/v1beta1',
+        'kind: SidecarSet',
+        'metadata:',
+        '  name: gated',
+        '  annotations:',
+        '    sidecarset.dev/health-gate: "yes"',
+        '    sidecarset.dev/progress-deadline-seconds: "ten"',
+        'spec:',
+        '  selector: {matchLabels: {app: web}}',
+        '  containers: [{name: agent, image: agent:1}]',
+      ].join('\n'),
+    );
+    const result = await runCli(['validate', '--sidecarsets', file]);
+    assert.equal(result.code, 1);
+    assert.deepEqual(result.stderr.trim().split('\n'), [
+      `${file}: SidecarSet "gated": metadata.annotations[sidecarset.dev/health-gate]: Unsupported value: "yes": supported values: "on", "off"`,
+      `${file}: SidecarSet "gated": metadata.annotations[sidecarset.dev/progress-deadline-seconds]: Invalid value: "ten": must be an integer number of seconds from 1 to 604800 (7 days)`,
+    ]);
+  });
+
   it('shows schema and rule errors of one SidecarSet together', async () => {
     const file = await tempFile(
       'both.yaml',

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
+import { apiFailure } from '../fake-apiserver/harness.js';
 import { eventually } from '../support/eventually.js';
 import { replaceSidecarSet } from '../support/replace-sidecarset.js';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -81,7 +82,7 @@ export interface SidecarSetCondition {
 }
 
 interface SidecarSetJson {
-  metadata: { generation?: number };
+  metadata: { generation?: number; annotations?: Record<string, string> };
   spec: Record<string, unknown> & { containers: { image: string }[] };
   status?: {
     observedGeneration?: number;
@@ -370,6 +371,12 @@ async function withScenario(
   } finally {
     scenario.close();
   }
+}
+
+/** The message of a refused request's Status. */
+function failureMessage(failure: { status: Record<string, unknown> }): string {
+  const text = failure.status['message'];
+  return typeof text === 'string' ? text : '';
 }
 
 /** A short pause, to show that something does NOT happen (paused, partition). */
@@ -742,6 +749,28 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
         await s.annotate('sidecarset.dev/resumed-at', new Date().toISOString());
         await s.waitUpgraded(3);
         await s.waitRolloutPaused('False', 'Resumed');
+      });
+    });
+
+    it('malformed tuning annotations are refused at admission, saying what is accepted', async () => {
+      await withScenario(backend(), 'agent:2', async (s) => {
+        const deadline = 'sidecarset.dev/progress-deadline-seconds';
+        const toPause = 'sidecarset.dev/unhealthy-pods-to-pause';
+        await s.setUp({ pods: 0, annotations: { [deadline]: '30' } });
+        const changed = await apiFailure(s.annotate(deadline, 'ten'));
+        assert.equal(changed.code, 422);
+        assert.match(
+          failureMessage(changed),
+          /metadata\.annotations\[sidecarset\.dev\/progress-deadline-seconds\]: Invalid value: "ten": must be an integer number of seconds from 1 to 604800/,
+        );
+        assert.equal((await s.sidecarSet()).metadata.annotations?.[deadline], '30', 'unchanged');
+        await s.deleteSidecarSet();
+        const created = await apiFailure(s.createSidecarSet({}, { [toPause]: '150%' }));
+        assert.equal(created.code, 422);
+        assert.match(
+          failureMessage(created),
+          /metadata\.annotations\[sidecarset\.dev\/unhealthy-pods-to-pause\]: Invalid value: "150%": must be a number of pods .* or a percentage of matched pods from 1% to 100%/,
+        );
       });
     });
 

@@ -252,6 +252,53 @@ describe('sidecarset serve (files mode, development certificate)', () => {
     assert.match(invalid.response.status?.message ?? '', /spec/);
   });
 
+  it('refuses malformed health gate annotations; an UPDATE keeping a stored one passes', async () => {
+    const gated = (annotations: Record<string, string>): Record<string, unknown> => ({
+      apiVersion: 'apps.kruise.io/v1beta1',
+      kind: 'SidecarSet',
+      metadata: { name: 'gated', annotations },
+      spec: {
+        selector: { matchLabels: { app: 'gated' } },
+        containers: [
+          {
+            name: 'gated',
+            image: 'x:1',
+            podInjectPolicy: 'BeforeAppContainer',
+            shareVolumePolicy: { type: 'disabled' },
+            upgradeStrategy: { upgradeType: 'ColdUpgrade' },
+          },
+        ],
+        updateStrategy: { type: 'RollingUpdate', partition: 0, maxUnavailable: 1 },
+      },
+    });
+    const bad = { 'sidecarset.dev/unhealthy-pods-to-pause': '150%' };
+    const created = await review('/validate-sidecarsets', sidecarSetReview(gated(bad)));
+    assert.equal(created.response.allowed, false);
+    assert.equal(created.response.status?.code, 422);
+    assert.equal(
+      created.response.status.message,
+      'metadata.annotations[sidecarset.dev/unhealthy-pods-to-pause]: Invalid value: "150%": ' +
+        'must be a number of pods from 1 to 2147483647, or a percentage of matched pods from 1% to 100%',
+    );
+    const kept = await review(
+      '/validate-sidecarsets',
+      sidecarSetReview(gated({ ...bad, 'example.com/owner': 'team-a' }), {
+        operation: 'UPDATE',
+        oldObject: gated(bad),
+      }),
+    );
+    assert.equal(kept.response.allowed, true, 'the stored value is not touched');
+    const changed = await review(
+      '/validate-sidecarsets',
+      sidecarSetReview(gated({ 'sidecarset.dev/unhealthy-pods-to-pause': '-1' }), {
+        operation: 'UPDATE',
+        oldObject: gated(bad),
+      }),
+    );
+    assert.equal(changed.response.allowed, false);
+    assert.match(changed.response.status?.message ?? '', /Invalid value: "-1"/);
+  });
+
   it('converts SidecarSets between v1alpha1 and v1beta1 (/convert)', async () => {
     const set = parse(
       await readFile(join(examples, 'logtail-sidecarset-v1beta1.yaml'), 'utf8'),

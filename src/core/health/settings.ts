@@ -1,7 +1,9 @@
 /**
  * The health gate's settings, read from the SidecarSet's own annotations (never from new spec
- * fields: OpenKruise manifests stay valid and unchanged). Names and defaults:
- * docs/adr/0014-health-gated-rollouts.md.
+ * fields: OpenKruise manifests stay valid and unchanged). Names, defaults and accepted values:
+ * docs/adr/0014-health-gated-rollouts.md. Each annotation is parsed here only: the controller
+ * reads it tolerantly (a bad value falls back to the default), the validating webhook and
+ * `sidecarset validate` refuse a bad value (src/core/validation/health-annotations.ts).
  */
 import type { SidecarSet } from '../sidecarset-types.js';
 
@@ -18,6 +20,83 @@ export const HEALTH_DEFAULTS = {
   unhealthyPodsToPause: '1',
 } as const;
 
+/**
+ * A week: a longer deadline would also overflow the controller's timer for the recheck
+ * (setTimeout takes at most 2^31-1 ms, about 24.8 days, and fires at once beyond).
+ */
+export const MAX_PROGRESS_DEADLINE_SECONDS = 7 * 24 * 60 * 60;
+/** restartCount and replica counts are int32 in the Kubernetes API. */
+const INT32_MAX = 2_147_483_647;
+
+/** One tuning annotation: its key, what it accepts (for errors and warnings) and its parser. */
+export interface TuningAnnotation<T> {
+  readonly key: string;
+  /** What is accepted, to follow "must be": `an integer from 1 to 604800`. */
+  readonly accepts: string;
+  /** The whole set of accepted values, when it is small (a Kubernetes "Unsupported value"). */
+  readonly values?: readonly string[];
+  /** The value, or undefined when `raw` is not accepted. */
+  parse(raw: string): T | undefined;
+}
+
+function integer(raw: string, min: number, max: number): number | undefined {
+  if (!/^\d+$/.test(raw)) return undefined;
+  const n = Number(raw);
+  return n >= min && n <= max ? n : undefined;
+}
+
+const GATE_VALUES = ['on', 'off'] as const;
+
+export const HEALTH_GATE_ANNOTATION: TuningAnnotation<boolean> = {
+  key: HEALTH_GATE,
+  accepts: '"on" or "off"',
+  values: GATE_VALUES,
+  parse: (raw) => (raw === 'on' ? true : raw === 'off' ? false : undefined),
+};
+
+export const PROGRESS_DEADLINE_ANNOTATION: TuningAnnotation<number> = {
+  key: PROGRESS_DEADLINE_SECONDS,
+  accepts: `an integer number of seconds from 1 to ${MAX_PROGRESS_DEADLINE_SECONDS} (7 days)`,
+  parse: (raw) => integer(raw, 1, MAX_PROGRESS_DEADLINE_SECONDS),
+};
+
+export const MAX_SIDECAR_RESTARTS_ANNOTATION: TuningAnnotation<number> = {
+  key: MAX_SIDECAR_RESTARTS,
+  accepts: `an integer from 0 to ${INT32_MAX}`,
+  parse: (raw) => integer(raw, 0, INT32_MAX),
+};
+
+export const UNHEALTHY_PODS_TO_PAUSE_ANNOTATION: TuningAnnotation<string> = {
+  key: UNHEALTHY_PODS_TO_PAUSE,
+  accepts: `a number of pods from 1 to ${INT32_MAX}, or a percentage of matched pods from 1% to 100%`,
+  parse: (raw) => {
+    const percent = raw.endsWith('%');
+    const n = integer(percent ? raw.slice(0, -1) : raw, 1, percent ? 100 : INT32_MAX);
+    return n === undefined ? undefined : raw;
+  },
+};
+
+/** RFC 3339 with seconds and an offset, as metav1.Time and `sidecarset rollout resume` write it. */
+const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
+
+export const RESUMED_AT_ANNOTATION: TuningAnnotation<Date> = {
+  key: RESUMED_AT,
+  accepts: 'an RFC 3339 time such as "2026-07-02T10:05:00Z"',
+  parse: (raw) => {
+    const time = Date.parse(raw);
+    return RFC3339.test(raw) && !Number.isNaN(time) ? new Date(time) : undefined;
+  },
+};
+
+/** Every tuning annotation of the health gate. */
+export const HEALTH_ANNOTATIONS: readonly TuningAnnotation<unknown>[] = [
+  HEALTH_GATE_ANNOTATION,
+  PROGRESS_DEADLINE_ANNOTATION,
+  MAX_SIDECAR_RESTARTS_ANNOTATION,
+  UNHEALTHY_PODS_TO_PAUSE_ANNOTATION,
+  RESUMED_AT_ANNOTATION,
+];
+
 export interface HealthSettings {
   enabled: boolean;
   /** How long an upgraded pod has to become healthy. */
@@ -28,49 +107,34 @@ export interface HealthSettings {
   unhealthyPodsToPause: string;
   /** Only pods upgraded at or after this time count (the last resume). */
   resumedAt?: Date;
-  /** Annotations that could not be read, each replaced by its default. */
+  /**
+   * Annotations that could not be read, each replaced by its default. The webhook refuses such
+   * values; they remain on SidecarSets stored before it did, or written while it was down.
+   */
   problems: string[];
 }
-
-const COUNT = /^\d{1,9}$/;
-const COUNT_OR_PERCENT = /^(\d{1,9})(%?)$/;
 
 export function healthSettings(sidecarSet: SidecarSet): HealthSettings {
   const annotations = sidecarSet.metadata.annotations ?? {};
   const problems: string[] = [];
-  const read = <T>(key: string, fallback: T, parse: (raw: string) => T | undefined): T => {
-    const raw = annotations[key];
+  const read = <T>(annotation: TuningAnnotation<T>, fallback: T, shown = String(fallback)): T => {
+    const raw = annotations[annotation.key];
     if (raw === undefined) return fallback;
-    const value = parse(raw.trim());
+    const value = annotation.parse(raw);
     if (value !== undefined) return value;
-    problems.push(`${key}: ${JSON.stringify(raw)} is not valid; using ${String(fallback)}`);
+    problems.push(
+      `${annotation.key}: ${JSON.stringify(raw)} is not valid (must be ${annotation.accepts}); using ${shown}`,
+    );
     return fallback;
   };
-  const gate = read(HEALTH_GATE, 'on', (raw) => (raw === 'on' || raw === 'off' ? raw : undefined));
-  const deadline = read(
-    PROGRESS_DEADLINE_SECONDS,
-    HEALTH_DEFAULTS.progressDeadlineSeconds,
-    (raw) => (COUNT.test(raw) && Number(raw) > 0 ? Number(raw) : undefined),
-  );
-  const restarts = read(MAX_SIDECAR_RESTARTS, HEALTH_DEFAULTS.maxSidecarRestarts, (raw) =>
-    COUNT.test(raw) ? Number(raw) : undefined,
-  );
-  const toPause = read<string>(
-    UNHEALTHY_PODS_TO_PAUSE,
-    HEALTH_DEFAULTS.unhealthyPodsToPause,
-    (raw) => {
-      const match = COUNT_OR_PERCENT.exec(raw);
-      if (match === null) return undefined;
-      const n = Number(match[1]);
-      return n > 0 && (match[2] === '' || n <= 100) ? raw : undefined;
-    },
-  );
-  const resumedAt = read<Date | undefined>(RESUMED_AT, undefined, (raw) => {
-    const time = Date.parse(raw);
-    return /^\d{4}-\d\d-\d\dT/.test(raw) && !Number.isNaN(time) ? new Date(time) : undefined;
-  });
+  const { progressDeadlineSeconds, maxSidecarRestarts, unhealthyPodsToPause } = HEALTH_DEFAULTS;
+  const enabled = read(HEALTH_GATE_ANNOTATION, true, 'on');
+  const deadline = read(PROGRESS_DEADLINE_ANNOTATION, progressDeadlineSeconds);
+  const restarts = read(MAX_SIDECAR_RESTARTS_ANNOTATION, maxSidecarRestarts);
+  const toPause = read<string>(UNHEALTHY_PODS_TO_PAUSE_ANNOTATION, unhealthyPodsToPause);
+  const resumedAt = read<Date | undefined>(RESUMED_AT_ANNOTATION, undefined, 'none');
   return {
-    enabled: gate === 'on',
+    enabled,
     progressDeadlineSeconds: deadline,
     maxSidecarRestarts: restarts,
     unhealthyPodsToPause: toPause,

@@ -35,6 +35,7 @@ import {
 import { isIntOrPercentSet, validatePositiveIntOrPercent } from './int-or-percent.js';
 import { validateInitSidecar, validateSidecar } from './sidecar-containers.js';
 import { validateFakePodSpec } from './pod-spec.js';
+import { validateHealthAnnotations } from './health-annotations.js';
 import {
   validateCrossSidecarSetConflicts,
   validateContainerUpdate,
@@ -59,6 +60,7 @@ const TOTAL_ANNOTATION_SIZE = 256 * 1024;
 
 export function validateSidecarSet(ss: Readonly<SidecarSet>, ctx: ValidationContext): FieldError[] {
   const errs = validateMetadata(ss.metadata);
+  errs.push(...validateHealthAnnotations(ss.metadata.annotations, oldAnnotations(ctx)));
   errs.push(...validateVersionFields(ss));
   errs.push(...validateCanary(ss, ctx));
   errs.push(...validateSpec(ss, ctx));
@@ -66,6 +68,11 @@ export function validateSidecarSet(ss: Readonly<SidecarSet>, ctx: ValidationCont
     errs.push(...validateContainerUpdate(ss.spec.containers ?? [], ctx.old.spec.containers ?? []));
   if (errs.length > 0) return errs;
   return validateCrossSidecarSetConflicts(ss, ctx.others);
+}
+
+/** The stored object's annotations on UPDATE (none is an empty set); undefined on CREATE. */
+function oldAnnotations(ctx: ValidationContext): Readonly<Record<string, string>> | undefined {
+  return ctx.old === undefined ? undefined : (ctx.old.metadata.annotations ?? {});
 }
 
 function validateMetadata(meta: Readonly<ObjectMeta>): FieldError[] {

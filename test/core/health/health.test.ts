@@ -113,7 +113,10 @@ describe('health settings', () => {
     assert.equal(bad.unhealthyPodsToPause, '1');
     assert.equal(bad.resumedAt, undefined);
     assert.equal(bad.problems.length, 5);
-    assert.match(bad.problems[0] ?? '', /health-gate: "maybe" is not valid; using on/);
+    assert.match(
+      bad.problems[0] ?? '',
+      /health-gate: "maybe" is not valid \(must be "on" or "off"\); using on/,
+    );
   });
 
   it('the threshold: a count, or a percentage of matched pods rounded up, at least 1', () => {
