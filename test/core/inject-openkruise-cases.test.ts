@@ -361,6 +361,30 @@ describe('TestPodVolumeMountsAppend (subPathExpr cases)', () => {
   }
 });
 
+it('a subPathExpr variable the app container repeats is copied from its first entry (GetContainerEnvVar)', () => {
+  const pod = makePod({
+    labels: { app: 'suxing-test' },
+    containers: [
+      {
+        name: 'app',
+        image: 'app',
+        env: [
+          { name: 'POD_NAME', value: 'first' },
+          { name: 'POD_NAME', value: 'last' },
+        ],
+        volumeMounts: [{ name: 'v', mountPath: '/e', subPathExpr: '$(POD_NAME)' }],
+      },
+    ],
+  });
+  const set = sidecarSet('s', {
+    containers: [raw('x', { shareVolumePolicy: { type: 'enabled' } })],
+  });
+  assert.deepEqual(inject(pod, [set]).spec.containers[1]?.env, [
+    { name: 'IS_INJECTED', value: 'true' },
+    { name: 'POD_NAME', value: 'first' },
+  ]);
+});
+
 describe('TestPodVolumeDevicesAppend and TestBuildSidecarVolumes_WithDifferentVolumeScenarios', () => {
   const podWithDevices = (): Pod => {
     const pod = pod1();

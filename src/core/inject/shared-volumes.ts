@@ -27,11 +27,15 @@ export function collectAppMounts(pod: Readonly<Pod>, sidecarNames: ReadonlySet<s
   return out;
 }
 
+/**
+ * The env vars `$(NAME)` in the mount's subPathExpr names; of a repeated name the first, as
+ * OpenKruise's util.GetContainerEnvVar takes it (transferEnv, by contrast, takes the last).
+ */
 function subPathEnv(mount: VolumeMount, container: Container): EnvVar[] {
   if (!mount.subPathExpr) return [];
   const env: EnvVar[] = [];
   for (const ref of mount.subPathExpr.matchAll(SUBPATH_VAR)) {
-    const found = (container.env ?? []).findLast((e) => e.name === ref[1]);
+    const found = (container.env ?? []).find((e) => e.name === ref[1]);
     if (found !== undefined) env.push(cloneJson(found));
   }
   return env;
