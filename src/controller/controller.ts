@@ -292,7 +292,8 @@ export function createController(options: ControllerOptions): Controller {
           options.onReconcile?.(outcome, seconds());
           return result;
         } catch (err) {
-          options.onReconcile?.('error', seconds());
+          // A round cut short by the end of leadership is not a failed reconcile.
+          if (!either.aborted) options.onReconcile?.('error', seconds());
           throw err;
         }
       },

@@ -92,6 +92,9 @@ export async function reconcileSidecarSet(
   deps: ReconcileDeps,
   signal: AbortSignal,
 ): Promise<ReconcileResult> {
+  // A round whose leadership ended (signal aborted) writes and reports nothing more: the next
+  // leader owns the SidecarSet's status, pods and metrics. Checked before each step that writes.
+  signal.throwIfAborted();
   const found = deps.view.sidecarSet(name);
   if (found === undefined) {
     deps.expectations.forget(name);
@@ -107,14 +110,17 @@ export async function reconcileSidecarSet(
     .podsInjectedBy(name)
     .filter((pod) => selectsForUpgrade(stored, pod, deps.view.namespaces));
   const registered = await registerRevision(stored, pods, deps, log);
+  signal.throwIfAborted();
   // From here on the SidecarSet carries its latest revision, which upgraded pods record.
   const ss: SidecarSet =
     registered === undefined ? stored : { ...stored, status: { ...stored.status, ...registered } };
   const ctx = sidecarSetContext(ss);
   observe(name, ctx, pods, deps);
   await openReadinessGates(pods, deps);
+  signal.throwIfAborted();
   const cachedPod = podLookup(pods);
   await finishUpgrades(name, ctx, cachedPod, deps);
+  signal.throwIfAborted();
 
   const now = deps.now();
   const plan = planUpgrade(ss, pods, { now });
@@ -129,6 +135,7 @@ export async function reconcileSidecarSet(
   const problems = healthSettings(ss).problems;
   if (problems.length > 0) log.warn({ problems }, 'health gate annotations not understood');
   await writeStatus(stored, plan, deps, registered);
+  signal.throwIfAborted();
   deps.observer?.status?.(name, plan.status);
   deps.observer?.rolloutPaused?.(name, plan.stopped === 'UnhealthyPods');
 
@@ -146,6 +153,7 @@ export async function reconcileSidecarSet(
   }
 
   await reportNotUpgradable(ss, plan, cachedPod, deps);
+  signal.throwIfAborted();
   if (plan.upgrade.length === 0) return done();
   log.info(
     { pods: plan.upgrade.map((u) => podKey(u.pod)), budget: plan.budget },
