@@ -6,6 +6,7 @@
  *   while this replica leads, not once per pass);
  * - one Warning `SidecarNotInjected` on the SidecarSet when its count grew, naming a few pods.
  * Nothing is deleted or evicted: recreating the pods (a rollout restart) injects them.
+ * When leadership ends, the pass under way stops before its next SidecarSet and no timer is left.
  */
 import type { Logger } from 'pino';
 
@@ -70,6 +71,9 @@ export function createMissedPodsScanner(options: MissedPodsOptions): MissedPodsS
   }
 
   async function scan(): Promise<void> {
+    // A pass reports nothing once the leadership it started under has ended.
+    const leadership = leading;
+    if (leadership?.aborted === true) return;
     podEventsLeft = POD_EVENTS_PER_PASS;
     const sets = options.sidecarSets();
     const missed = findMissed(sets, options.pods(), options.namespaces, options.webhookSelectors());
@@ -80,7 +84,7 @@ export function createMissedPodsScanner(options: MissedPodsOptions): MissedPodsS
     for (const ss of sets) {
       const name = ss.metadata.name ?? '';
       try {
-        await report(ss, missed.get(name) ?? []);
+        await report(ss, missed.get(name) ?? [], () => leadership?.aborted === true);
       } catch (err) {
         log.error({ err, sidecarSet: name }, 'cannot report missed pods');
       }
@@ -88,10 +92,11 @@ export function createMissedPodsScanner(options: MissedPodsOptions): MissedPodsS
     for (const name of countsReported.keys()) if (!counts.has(name)) countsReported.delete(name);
   }
 
-  async function report(ss: SidecarSet, pods: readonly Pod[]): Promise<void> {
+  async function report(ss: SidecarSet, pods: readonly Pod[], ended: () => boolean): Promise<void> {
     const name = ss.metadata.name ?? '';
     const ref = { kind: 'SidecarSet' as const, apiVersion: 'apps.kruise.io/v1alpha1', name };
     for (const pod of pods) {
+      if (ended()) return;
       const key = `${name}/${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
       if (podsReported.has(key) || podEventsLeft === 0) continue;
       podsReported.add(key);
@@ -109,6 +114,7 @@ export function createMissedPodsScanner(options: MissedPodsOptions): MissedPodsS
         `SidecarSet ${name} matches this pod but it was created without its sidecars (the webhook was not called or did not answer); recreate the pod to inject them`,
       );
     }
+    if (ended()) return;
     const before = countsReported.get(name) ?? ss.status?.missedPods ?? 0;
     countsReported.set(name, pods.length);
     if (pods.length > before) {
@@ -128,7 +134,11 @@ export function createMissedPodsScanner(options: MissedPodsOptions): MissedPodsS
       );
     }
     // Only beside the status the reconcile writes: the schema requires its counts.
-    if (ss.status?.matchedPods !== undefined && (ss.status.missedPods ?? 0) !== pods.length) {
+    if (
+      !ended() &&
+      ss.status?.matchedPods !== undefined &&
+      (ss.status.missedPods ?? 0) !== pods.length
+    ) {
       await options.writer.writeSidecarSetStatus(name, { missedPods: pods.length });
     }
   }

@@ -148,4 +148,50 @@ describe('createMissedPodsScanner', () => {
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(passes.length, 2);
   });
+
+  it('a pass under way when leadership ends writes nothing more, and no pass follows', async () => {
+    const ss = makeSidecarSet('agent');
+    ss.metadata.creationTimestamp = '2026-12-01T12:00:00Z';
+    ss.status = { matchedPods: 0, updatedPods: 0, readyPods: 0 };
+    const writer = recordingWriter();
+    // The first event is held until leadership has ended.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const record = writer.event.bind(writer);
+    let calls = 0;
+    writer.event = async (...args) => {
+      calls++;
+      if (calls === 1) await held;
+      return record(...args);
+    };
+    const passes: Map<string, number>[] = [];
+    const scanner = createMissedPodsScanner({
+      sidecarSets: () => [ss],
+      pods: () => [late('a'), late('b')],
+      namespaces: ANY_NAMESPACE,
+      webhookSelectors: () => ({}),
+      writer,
+      logger: pino({ level: 'silent' }),
+      resyncMs: 5,
+      onCounts: (c) => passes.push(new Map(c)),
+    });
+    const leadership = new AbortController();
+    scanner.lead(leadership.signal);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(calls, 1, 'the pass waits on its first event');
+    leadership.abort();
+    release();
+    await new Promise((r) => setTimeout(r, 30));
+    assert.deepEqual(
+      writer.events.map((e) => e.about.name),
+      ['a'],
+      'only the event sent before the end',
+    );
+    assert.deepEqual(writer.statuses, [], 'no status count written after the end');
+    assert.equal(passes.length, 1, 'no pass after the end');
+    await scanner.scan();
+    assert.equal(passes.length, 1, 'a pass asked for after the end reports nothing');
+  });
 });
