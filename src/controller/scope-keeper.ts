@@ -51,14 +51,22 @@ export function createScopeKeeper(options: ScopeKeeperOptions): ScopeKeeper {
   }
 
   async function sync(): Promise<void> {
+    const leadership = leading;
+    // A function, so that TypeScript does not narrow the flag across the await.
+    const ended = (): boolean => leadership?.aborted !== false;
+    if (leadership === undefined || ended()) return;
     state.running = true;
     let delay = resyncMs;
     try {
       const levels = options.enabled ? webhookScopes(options.sidecarSets()) : undefined;
-      const written = await options.writer.write(levels);
+      // Aborted with leadership: a replica that no longer leads must not overwrite the new
+      // leader's scope with one computed from its own view.
+      const written = await options.writer.write(levels, leadership);
       options.onWritten?.(written);
     } catch (err) {
-      options.logger.error({ err }, 'cannot write the pod webhook scope; retrying');
+      if (!ended()) {
+        options.logger.error({ err }, 'cannot write the pod webhook scope; retrying');
+      }
       delay = Math.min(resyncMs, 5000);
     } finally {
       state.running = false;

@@ -21,14 +21,18 @@ import type { ScopedConfiguration } from '../core/scope/configuration-patch.js';
 import { installerSelectors, scopePatch } from '../core/scope/configuration-patch.js';
 import type { WebhookSelectors } from '../core/missed-pods.js';
 import type { WebhookScope } from '../core/scope/webhook-scope.js';
+import { withSignal } from './abortable.js';
 
 export interface ScopeWriter {
   /**
    * Gives the pod webhook the first of `levels` the API server accepts (undefined: removes any
    * scope). Resolves with the level now in place, or undefined when none is (no configuration,
-   * or scoping removed).
+   * or scoping removed). `signal` aborts the requests under way and rejects (leadership lost).
    */
-  write(levels: readonly WebhookScope[] | undefined): Promise<WebhookScope | undefined>;
+  write(
+    levels: readonly WebhookScope[] | undefined,
+    signal?: AbortSignal,
+  ): Promise<WebhookScope | undefined>;
   /** The pod webhook's own selectors, as last read (src/core/missed-pods.ts needs them). */
   webhookSelectors(): WebhookSelectors;
 }
@@ -44,13 +48,15 @@ export function createScopeWriter(options: {
   const api = options.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
   const name = options.configurationName;
   const log = options.logger.child({ configuration: `mutating/${name}` });
-  const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
   let missing = false;
   let selectors: WebhookSelectors = {};
 
-  async function read(): Promise<ScopedConfiguration | undefined> {
+  async function read(signal: AbortSignal): Promise<ScopedConfiguration | undefined> {
     try {
-      const config = (await api.readMutatingWebhookConfiguration({ name })) as ScopedConfiguration;
+      const config = (await api.readMutatingWebhookConfiguration(
+        { name },
+        withSignal(signal),
+      )) as ScopedConfiguration;
       missing = false;
       selectors = installerSelectors(config);
       return config;
@@ -63,24 +69,31 @@ export function createScopeWriter(options: {
   }
 
   /** Whether the configuration is no longer at `resourceVersion` (or is gone). */
-  async function changedSince(resourceVersion: string | undefined): Promise<boolean> {
-    const config = await read();
+  async function changedSince(
+    resourceVersion: string | undefined,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    const config = await read(signal);
     return config?.metadata?.resourceVersion !== resourceVersion;
   }
 
   return {
-    async write(levels) {
+    async write(levels, signal = new AbortController().signal) {
       const wanted = levels ?? [undefined];
       let level = 0;
       for (let attempt = 1; level < wanted.length; attempt++) {
-        const config = await read();
+        signal.throwIfAborted();
+        const config = await read(signal);
         if (config === undefined) return undefined;
         const scope = wanted[level];
         const readVersion = config.metadata?.resourceVersion;
         const body = scopePatch(config, scope);
         if (body.length === 0) return scope;
         try {
-          await api.patchMutatingWebhookConfiguration({ name, body }, jsonPatch);
+          await api.patchMutatingWebhookConfiguration(
+            { name, body },
+            setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, withSignal(signal)),
+          );
           log.info(
             { precision: scope?.precision ?? 'none' },
             scope === undefined ? 'pod webhook scope removed' : 'pod webhook scope written',
@@ -89,7 +102,11 @@ export function createScopeWriter(options: {
         } catch (err) {
           const status = statusOf(err);
           if (status === 409 && attempt < MAX_ATTEMPTS) continue;
-          if (status === 422 && attempt < MAX_ATTEMPTS && (await changedSince(readVersion))) {
+          if (
+            status === 422 &&
+            attempt < MAX_ATTEMPTS &&
+            (await changedSince(readVersion, signal))
+          ) {
             continue;
           }
           if (status !== 422 || scope === undefined) throw err;

@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { SCOPE_CONDITION_NAME, webhookScopes } from '../../src/core/scope/cel.js';
 import type { SidecarSet } from '../../src/core/sidecarset-types.js';
 import { createScopeKeeper } from '../../src/controller/scope-keeper.js';
+import type { ScopeWriter } from '../../src/k8s/webhook-scope-writer.js';
 import { createScopeWriter } from '../../src/k8s/webhook-scope-writer.js';
 import { startFakeApiServer, waitForStore } from '../fake-apiserver/index.js';
 import type { FakeApiServer, JsonObject } from '../fake-apiserver/index.js';
@@ -123,6 +124,15 @@ describe('createScopeWriter', () => {
     server.store.delete(MUTATING, '', NAME);
     assert.equal(await writer().write(webhookScopes(shop)), undefined);
   });
+
+  it('writes nothing once its signal is aborted (leadership lost)', async () => {
+    const before = patches();
+    const lost = new AbortController();
+    lost.abort(new Error('leadership lost'));
+    await assert.rejects(writer().write(webhookScopes(shop), lost.signal), /leadership lost/);
+    assert.equal(patches(), before);
+    assert.equal(condition(), undefined);
+  });
 });
 
 describe('createScopeKeeper', () => {
@@ -156,5 +166,37 @@ describe('createScopeKeeper', () => {
     keeper.lead(leadership.signal);
     await waitForStore(server.store, () => (condition() === undefined ? true : undefined));
     leadership.abort();
+  });
+
+  it('hands its leadership to the write under way, and writes no more once it ends', async () => {
+    const signals: (AbortSignal | undefined)[] = [];
+    const hung: ScopeWriter = {
+      // An API server that does not answer: the write ends only when its signal aborts.
+      write: (_levels, signal) => {
+        signals.push(signal);
+        return new Promise((_resolve, reject) => {
+          signal?.addEventListener('abort', () => {
+            reject(signal.reason as Error);
+          });
+        });
+      },
+      webhookSelectors: () => ({}),
+    };
+    const keeper = createScopeKeeper({
+      writer: hung,
+      sidecarSets: () => shop,
+      enabled: true,
+      logger,
+      debounceMs: 1,
+      resyncMs: 5,
+    });
+    const leadership = new AbortController();
+    keeper.lead(leadership.signal);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(signals, [leadership.signal], 'one write, given the leadership signal');
+    leadership.abort();
+    keeper.changed();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(signals.length, 1, 'no write after leadership ended');
   });
 });
