@@ -259,7 +259,7 @@ export function launchController(
   logger: Logger,
   registry: Registry,
 ): Controller {
-  const metrics = createControllerMetrics(registry, () => ({
+  const hooks = createControllerMetrics(registry, () => ({
     leading: controller.leading(),
     cachedPods: controller.cachedPods(),
   }));
@@ -279,12 +279,7 @@ export function launchController(
     ...(flags.leaderElect
       ? { leaderElection: { namespace: flags.leaderElectionNamespace, name: flags.leaseName } }
       : {}),
-    onReconcile: (result, seconds) => {
-      metrics.reconciles.inc({ result });
-      metrics.reconcileSeconds.observe({ result }, seconds);
-    },
-    observer: metrics.observer,
-    onMissedPods: metrics.missedPods,
+    ...hooks,
   });
   const starting = controller.start().catch((err: unknown) => {
     logger.error({ err }, 'the upgrade controller failed to start');

@@ -75,7 +75,10 @@ export interface ControllerOptions {
   now?: () => Date;
   /** Replaces the client-node writer (tests). */
   writer?: ClusterWriter;
-  /** Called when leadership starts (true) or ends (false). */
+  /**
+   * Called when leadership starts (true) or ends (false); at the end, no round of that leadership
+   * reports to `observer` or `onMissedPods` any more.
+   */
   onLeading?: (leading: boolean) => void;
   /** Called after each reconcile with its outcome and how long it took. */
   onReconcile?: (outcome: 'success' | 'requeue' | 'error', seconds: number) => void;
@@ -167,6 +170,8 @@ export function createController(options: ControllerOptions): Controller {
       },
       onDelete: (ss) => {
         scopeKeeper?.changed();
+        // The next check drops the deleted SidecarSet's sidecarset_missed_pods series.
+        missedPods.changed();
         enqueue([ss.metadata.name ?? '']);
       },
     },

@@ -1,17 +1,20 @@
-/** Prometheus metrics of the upgrade controller, on the webhook's registry. */
+/**
+ * Prometheus metrics of the upgrade controller, on the webhook's registry.
+ *
+ * The per-SidecarSet gauges (sidecarset_pods, sidecarset_rollout_paused, sidecarset_missed_pods)
+ * are the leader's view: they are removed when this replica stops leading, so that a replica that
+ * lost the Lease but keeps serving the webhook exports none of them rather than its last values
+ * (docs/monitoring.md). A replica that leads again sets them in its first rounds.
+ */
 import type { Registry } from 'prom-client';
 import { Counter, Gauge, Histogram } from 'prom-client';
 
-import type { RoundObserver } from '../controller/reconcile.js';
+import type { ControllerOptions } from '../controller/controller.js';
 
-export interface ControllerMetrics {
-  reconciles: Counter<'result'>;
-  reconcileSeconds: Histogram<'result'>;
-  /** The rounds' status and pod writes, as metrics. */
-  observer: RoundObserver;
-  /** Each SidecarSet's missed pods after a check (src/controller/missed-pods.ts). */
-  missedPods: (counts: ReadonlyMap<string, number>) => void;
-}
+/** The controller's hooks that feed the metrics: spread them into createController's options. */
+export type ControllerMetricHooks = Required<
+  Pick<ControllerOptions, 'onReconcile' | 'observer' | 'onMissedPods' | 'onLeading'>
+>;
 
 const STATES = [
   ['matched', 'matchedPods'],
@@ -23,7 +26,7 @@ const STATES = [
 export function createControllerMetrics(
   registry: Registry,
   state: () => { leading: boolean; cachedPods: number } | undefined,
-): ControllerMetrics {
+): ControllerMetricHooks {
   const reconciles = new Counter({
     name: 'sidecarset_controller_reconciles_total',
     help: 'SidecarSet reconciles by result (success, requeue, error)',
@@ -71,7 +74,7 @@ export function createControllerMetrics(
     labelNames: ['sidecarset'] as const,
     registers: [registry],
   });
-  const observer: RoundObserver = {
+  const observer: ControllerMetricHooks['observer'] = {
     status(sidecarSet, status) {
       for (const [state, field] of STATES) {
         if (status === undefined) pods.remove({ sidecarset: sidecarSet, state });
@@ -92,9 +95,21 @@ export function createControllerMetrics(
     labelNames: ['sidecarset'] as const,
     registers: [registry],
   });
-  const missedPods = (counts: ReadonlyMap<string, number>): void => {
-    missed.reset();
-    for (const [sidecarset, count] of counts) missed.set({ sidecarset }, count);
+  return {
+    onReconcile(result, seconds) {
+      reconciles.inc({ result });
+      reconcileSeconds.observe({ result }, seconds);
+    },
+    observer,
+    onMissedPods(counts) {
+      missed.reset();
+      for (const [sidecarset, count] of counts) missed.set({ sidecarset }, count);
+    },
+    onLeading(leading) {
+      if (leading) return;
+      pods.reset();
+      paused.reset();
+      missed.reset();
+    },
   };
-  return { reconciles, reconcileSeconds, observer, missedPods };
 }

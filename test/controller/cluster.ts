@@ -11,6 +11,7 @@ import { PassThrough } from 'node:stream';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 
 import type { ControllerFlags } from '../../src/cli/flags.js';
+import type { LeaderElectionConfig } from '../../src/controller/controller.js';
 import { DEFAULT_CONTROLLER_FLAGS } from '../../src/cli/flags.js';
 import type { Served } from '../../src/cli/serve.js';
 import { startServe } from '../../src/cli/serve.js';
@@ -123,6 +124,18 @@ export async function startTestCluster(options: ClusterOptions = {}): Promise<Te
       await served.close();
       await api.close();
     },
+  };
+}
+
+/** Leader election on the Lease default/sidecarset-controller, timed for tests (takeover in ~2 s). */
+export function quickLeaderElection(identity: string): LeaderElectionConfig {
+  return {
+    namespace: 'default',
+    name: 'sidecarset-controller',
+    identity,
+    leaseDurationMs: 2000,
+    renewDeadlineMs: 1500,
+    retryPeriodMs: 200,
   };
 }
 

@@ -10,6 +10,7 @@ import {
   container,
   containerStatus,
   pods,
+  quickLeaderElection,
   setUpAgent,
   startTestCluster,
   status,
@@ -26,14 +27,7 @@ describe('leader election', () => {
         logger: pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }),
         qps: 1000,
         burst: 1000,
-        leaderElection: {
-          namespace: 'default',
-          name: 'sidecarset-controller',
-          identity,
-          leaseDurationMs: 2000,
-          renewDeadlineMs: 1500,
-          retryPeriodMs: 200,
-        },
+        leaderElection: quickLeaderElection(identity),
       });
     const a = replica('replica-a');
     const b = replica('replica-b');
