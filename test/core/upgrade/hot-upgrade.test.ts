@@ -11,6 +11,7 @@ import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
 import { slotToUpgrade } from '../../../src/core/upgrade/hot-slots.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
+import { hotSlots } from '../../../src/core/upgrade/pod-state.js';
 import { simulateRollout } from '../../../src/core/upgrade/simulate.js';
 import type { PodFlip, UpgradePlan } from '../../../src/core/upgrade/types.js';
 import { applied, hotPod, hotSidecarSet } from '../../support/upgrade-pods.js';
@@ -97,6 +98,36 @@ describe('hot upgrade: TestUpdateHotUpgradeSidecar', () => {
   });
 });
 
+describe('hot upgrade: when a finished upgrade is flipped (isHotUpgradingReady)', () => {
+  /** hot-2 upgraded and running the new image; hot-1 still on the old one, not ready; pod not Ready. */
+  function upgradedNotReady(appReady: boolean): Pod {
+    const ss = hotSidecarSet();
+    const pod = applied(
+      applyPodUpgrade(hotPod(), planUpgrade(ss, [hotPod()], { now }).upgrade[0] as PodFlip),
+    );
+    for (const s of pod.status?.containerStatuses ?? []) {
+      if (s.name === 'hot-1') s.ready = false;
+      if (s.name === 'app') s.ready = appReady;
+    }
+    const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
+    if (ready) ready.status = 'False';
+    return pod;
+  }
+
+  it('a pod not Ready only because of its idle slot is flipped', () => {
+    const plan = planUpgrade(hotSidecarSet(), [upgradedNotReady(true)], { now });
+    assert.deepEqual(
+      plan.flip.map((f) => f.images.map((i) => i.container)),
+      [['hot-1']],
+    );
+  });
+
+  it('a pod with another container not ready waits', () => {
+    const plan = planUpgrade(hotSidecarSet(), [upgradedNotReady(false)], { now });
+    assert.deepEqual(plan.flip, []);
+  });
+});
+
 describe('hot upgrade: the slot to write (findContainerToHotUpgrade)', () => {
   const ctx = sidecarSetContext(hotSidecarSet());
   const hot = ctx.hot[0];
@@ -137,6 +168,24 @@ describe('hot upgrade: the slot to write (findContainerToHotUpgrade)', () => {
     assert.deepEqual(upgrade.images, []);
     assert.equal(upgrade.annotations[WORKING], undefined);
   });
+});
+
+describe('hot upgrade: the working and idle slots (GetPodHotUpgradeContainers)', () => {
+  const hot = sidecarSetContext(hotSidecarSet()).hot[0];
+  // The annotation names the working slot; naming neither (or missing) means the second works.
+  const cases: [Record<string, string>, { working: string; idle: string }][] = [
+    [{ hot: 'hot-1' }, { working: 'hot-1', idle: 'hot-2' }],
+    [{ hot: 'hot-2' }, { working: 'hot-2', idle: 'hot-1' }],
+    [{}, { working: 'hot-2', idle: 'hot-1' }],
+    [{ hot: 'other' }, { working: 'hot-2', idle: 'hot-1' }],
+    [{ other: 'hot-1' }, { working: 'hot-2', idle: 'hot-1' }],
+  ];
+  for (const [working, expected] of cases) {
+    it(`${JSON.stringify(working)} → ${expected.working} works`, () => {
+      assert.ok(hot);
+      assert.deepEqual(hotSlots(hot, working), expected);
+    });
+  }
 });
 
 describe('hot upgrade: a simulated rollout', () => {
