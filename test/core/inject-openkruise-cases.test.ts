@@ -778,3 +778,37 @@ describe('TestPodMatchedSidecarSet', () => {
     });
   }
 });
+
+describe('GetSidecarTransferEnvs sources', () => {
+  it('a container injected earlier is a source of transferEnv, though not of shared mounts', () => {
+    const pod = makePod({
+      labels: { app: 'suxing-test' },
+      containers: [
+        { name: 'app', image: 'app', volumeMounts: [{ name: 'v', mountPath: '/app' }] },
+        {
+          name: 'mesh',
+          image: 'mesh',
+          env: [
+            { name: 'IS_INJECTED', value: 'true' },
+            { name: 'MESH_PORT', value: '15001' },
+          ],
+          volumeMounts: [{ name: 'w', mountPath: '/mesh' }],
+        },
+      ],
+    });
+    const set = sidecarSet('s', {
+      containers: [
+        raw('x', {
+          shareVolumePolicy: { type: 'enabled' },
+          transferEnv: [{ sourceContainerName: 'mesh', envName: 'MESH_PORT' }],
+        }),
+      ],
+    });
+    const x = inject(pod, [set]).spec.containers[2];
+    assert.deepEqual(x?.env, [
+      { name: 'IS_INJECTED', value: 'true' },
+      { name: 'MESH_PORT', value: '15001' },
+    ]);
+    assert.deepEqual(x.volumeMounts, [{ name: 'v', mountPath: '/app' }]);
+  });
+});

@@ -12,22 +12,26 @@ export function isInjectedContainer(container: Container): boolean {
 }
 
 /**
- * Whether a pod container is an app container, a source of transferEnv and shared mounts. Besides
- * containers injected earlier, a container that this injection is about to replace (same name as a
- * sidecar) is not one: otherwise injecting the injected pod again would give a different result.
+ * Whether a pod container is an app container, a source of shared mounts. Besides containers
+ * injected earlier, a container that this injection is about to replace (same name as a sidecar)
+ * is not one: otherwise injecting the injected pod again would give a different result.
  */
 export function isAppContainer(container: Container, sidecarNames: ReadonlySet<string>): boolean {
   return !isInjectedContainer(container) && !sidecarNames.has(container.name);
 }
 
-/** `container/env` → the env var; a container that repeats a name keeps the last one. */
+/**
+ * `container/env` → the env var; a container that repeats a name keeps the last one. Every pod
+ * container is a source, injected ones too (OpenKruise GetSidecarTransferEnvs), except those this
+ * injection replaces.
+ */
 export function indexAppEnv(
   pod: Readonly<Pod>,
   sidecarNames: ReadonlySet<string>,
 ): Map<string, EnvVar> {
   const index = new Map<string, EnvVar>();
   for (const c of pod.spec.containers) {
-    if (!isAppContainer(c, sidecarNames)) continue;
+    if (sidecarNames.has(c.name)) continue;
     for (const e of c.env ?? []) index.set(`${c.name}/${e.name}`, e);
   }
   return index;
