@@ -37,6 +37,35 @@ describe('scalePartition (CalculatePartitionReplicas)', () => {
   }
 });
 
+describe('scalePartition: TestCalculatePartitionReplicas (pkg/util/tools_test.go)', () => {
+  // Go's nil replicas means 1; an illegal value ("99") scales to 0, as the controller ignores the error.
+  const cases: [number, IntOrString | undefined, number][] = [
+    [0, '99%', 0],
+    [10, undefined, 0],
+    [9, '99%', 8],
+    [10, '90%', 9],
+    [10, '1%', 1],
+    [99, '99%', 98],
+    [99, '100%', 99],
+    [99, '0%', 0],
+    [1, '100%', 1],
+    [1, undefined, 0],
+    [1, '1%', 1],
+    [10, 5, 5],
+    [10, 1, 1],
+    [10, 0, 0],
+    [10, 10, 10],
+    [9, '99', 0],
+    [9, '0.01%', 1],
+    [999, '99.99%', 998],
+  ];
+  for (const [replicas, partition, expected] of cases) {
+    it(`replicas ${replicas}, partition ${JSON.stringify(partition)} → ${expected}`, () => {
+      assert.equal(scalePartition(partition, replicas), expected);
+    });
+  }
+});
+
 describe('scaleMaxUnavailable (GetValueFromIntOrPercent, round up)', () => {
   const cases: [IntOrString | undefined, number, number][] = [
     [undefined, 100, 1],
