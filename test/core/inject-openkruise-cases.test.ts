@@ -812,3 +812,35 @@ describe('GetSidecarTransferEnvs sources', () => {
     assert.deepEqual(x.volumeMounts, [{ name: 'v', mountPath: '/app' }]);
   });
 });
+
+describe('IsInjectedSidecarContainerInPod', () => {
+  const sharedPaths = (env: { name: string; value: string }[]): string[] => {
+    const pod = makePod({
+      labels: { app: 'suxing-test' },
+      containers: [
+        { name: 'other', image: 'o', env, volumeMounts: [{ name: 'w', mountPath: '/other' }] },
+      ],
+    });
+    const set = sidecarSet('s', {
+      containers: [raw('x', { shareVolumePolicy: { type: 'enabled' } })],
+    });
+    return (inject(pod, [set]).spec.containers[1]?.volumeMounts ?? []).map((m) => m.mountPath);
+  };
+  const cases: [string, { name: string; value: string }[], string[]][] = [
+    ['IS_INJECTED=true: injected, no source', [{ name: 'IS_INJECTED', value: 'true' }], []],
+    ['IS_INJECTED=TRUE: an app container', [{ name: 'IS_INJECTED', value: 'TRUE' }], ['/other']],
+    [
+      'the first IS_INJECTED counts: false then true is an app container',
+      [
+        { name: 'IS_INJECTED', value: 'false' },
+        { name: 'IS_INJECTED', value: 'true' },
+      ],
+      ['/other'],
+    ],
+  ];
+  for (const [title, env, expected] of cases) {
+    it(title, () => {
+      assert.deepEqual(sharedPaths(env), expected);
+    });
+  }
+});

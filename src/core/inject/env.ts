@@ -6,9 +6,12 @@ import type { TransferEnvVar } from '../sidecarset-types.js';
 
 export const IS_INJECTED_VAR: EnvVar = { name: IS_INJECTED_ENV, value: 'true' };
 
-/** True for containers a SidecarSet injected earlier; they are never a source of shared mounts. */
+/**
+ * True for containers a SidecarSet injected earlier; they are never a source of shared mounts. As
+ * OpenKruise's IsInjectedSidecarContainerInPod reads it: the first IS_INJECTED entry says "true".
+ */
 export function isInjectedContainer(container: Container): boolean {
-  return (container.env ?? []).some((e) => e.name === IS_INJECTED_ENV && e.value === 'true');
+  return (container.env ?? []).find((e) => e.name === IS_INJECTED_ENV)?.value === 'true';
 }
 
 /**
