@@ -41,13 +41,23 @@ export interface StatusContext {
   readonly now: () => Date;
   /** The number of the pod IP (podIp) a pod that starts now gets. */
   readonly ipIndex: number;
+  /** Seconds between the crashes of a CrashLoopBackOff container (CRASH_LOOP_BACKOFF_SECONDS). */
+  readonly crashLoopBackoffSeconds?: number;
 }
+
+/**
+ * The kubelet's back-off between restarts of a crashing container starts at 10 s and doubles up
+ * to 5 minutes; the test kubelets keep it at one second, so that restarts climb within a test.
+ */
+export const CRASH_LOOP_BACKOFF_SECONDS = 1;
 
 export interface DesiredStatus {
   /** The whole new status: the previous one, with what the kubelet owns recomputed. */
   readonly status: JsonObject;
   /** True when the pod started now and took `ipIndex` as its IP: the caller advances its counter. */
   readonly usedIp: boolean;
+  /** When a crash-looping container crashes next: the caller reports the pod again then. */
+  readonly nextCrashAt?: Date;
 }
 
 /** `namespace/name`, the key the kubelets track pods by. */
@@ -100,6 +110,16 @@ function waitingReason(status: JsonObject): string | undefined {
   return isJsonObject(waiting) ? str(waiting, 'reason') : undefined;
 }
 
+/** When a container in CrashLoopBackOff crashes again: its last crash plus the back-off. */
+function nextCrash(status: JsonObject, backoffSeconds: number): Date | undefined {
+  if (waitingReason(status) !== 'CrashLoopBackOff') return undefined;
+  const last = status['lastState'];
+  const terminated = isJsonObject(last) ? last['terminated'] : undefined;
+  const finishedAt = isJsonObject(terminated) ? str(terminated, 'finishedAt') : undefined;
+  const time = Date.parse(finishedAt ?? '');
+  return Number.isNaN(time) ? undefined : new Date(time + backoffSeconds * 1000);
+}
+
 /** A pod condition; its lastTransitionTime is kept while its status stays the same. */
 export function condition(
   type: string,
@@ -128,20 +148,26 @@ export function readinessGates(pod: KubeObject): string[] {
  * One container's status. An unchanged healthy container keeps its previous status; a changed
  * image runs in a restarted container (restartCount + 1, new imageID and containerID, ready).
  * `failure` (the container's image was made to fail) keeps it not ready: ImagePullBackOff leaves
- * restartCount alone, CrashLoopBackOff adds 1 once per change.
+ * restartCount alone; CrashLoopBackOff crashes at once (restartCount + 1, lastState.terminated,
+ * waiting CrashLoopBackOff) and again each `backoffSeconds` after its last crash, as a
+ * crash-looping container's restartCount keeps climbing.
  */
 export function containerStatus(
   spec: SpecContainer,
   previous: JsonObject | undefined,
   failure: ImageFailure | undefined,
   now: string,
+  backoffSeconds = CRASH_LOOP_BACKOFF_SECONDS,
 ): JsonObject {
   const restarts = typeof previous?.['restartCount'] === 'number' ? previous['restartCount'] : 0;
   const ourWaiting =
     previous !== undefined && IMAGE_FAILURES.some((f) => f === waitingReason(previous));
   const unchanged = previous !== undefined && previous['image'] === spec.image;
   if (failure === undefined && unchanged && !ourWaiting) return previous;
-  if (failure !== undefined && unchanged && waitingReason(previous) === failure) return previous;
+  if (failure !== undefined && unchanged && waitingReason(previous) === failure) {
+    const crash = nextCrash(previous, backoffSeconds);
+    if (crash === undefined || Date.parse(now) < crash.getTime()) return previous;
+  }
   // A new container (first start, image change or recovery) is a restart unless it is the first.
   const restartCount = previous === undefined ? 0 : restarts + 1;
   const base = { name: spec.name, image: spec.image, started: false, ready: false };
@@ -198,14 +224,24 @@ export function desiredStatus(pod: KubeObject, context: StatusContext): DesiredS
   const started = previous.length > 0;
   if (!started && !context.startPods) return undefined;
   const now = kubeTime(context.now());
+  const backoffSeconds = context.crashLoopBackoffSeconds ?? CRASH_LOOP_BACKOFF_SECONDS;
   const containerStatuses = specContainers(pod, 'containers').map((c) =>
     containerStatus(
       c,
       previous.find((p) => p['name'] === c.name),
       context.failures.get(c.image),
       now,
+      backoffSeconds,
     ),
   );
+  const crashes = specContainers(pod, 'containers').flatMap((c, i) => {
+    const status = containerStatuses[i];
+    const next =
+      context.failures.get(c.image) === 'CrashLoopBackOff' && status !== undefined
+        ? nextCrash(status, backoffSeconds)
+        : undefined;
+    return next === undefined ? [] : [next.getTime()];
+  });
   const ready = containerStatuses.every((c) => c['ready'] === true);
   const conditions = Array.isArray(status['conditions']) ? status['conditions'] : undefined;
   const gatesOk = readinessGates(pod).every((type) =>
@@ -244,5 +280,6 @@ export function desiredStatus(pod: KubeObject, context: StatusContext): DesiredS
     status['hostIP'] = FAKE_HOST_IP;
     status['startTime'] = now;
   }
-  return { status, usedIp: !started };
+  const nextCrashAt = crashes.length === 0 ? undefined : new Date(Math.min(...crashes));
+  return { status, usedIp: !started, ...(nextCrashAt === undefined ? {} : { nextCrashAt }) };
 }

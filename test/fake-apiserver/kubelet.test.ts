@@ -164,6 +164,77 @@ describe('FakeKubelet', () => {
     kubelet.stop();
   });
 
+  it('keeps a crash-looping container restarting, one back-off after its last crash', () => {
+    const store = newStore();
+    const clock = manualSchedule();
+    let now = new Date('2026-07-02T10:00:00Z');
+    const kubelet = new FakeKubelet(store, {
+      schedule: clock.schedule,
+      now: () => now,
+      crashLoopBackoffSeconds: 10,
+    });
+    kubelet.failImage('logtail:crash', 'CrashLoopBackOff');
+    store.create(PODS, 'default', pod('a'));
+    clock.flush();
+    setImage(store, 'a', 1, 'logtail:crash');
+    clock.flush();
+    const first = containerStatus(store, 'a', 'logtail');
+    assert.equal(first['restartCount'], 1);
+    assert.deepEqual(first['state'], {
+      waiting: {
+        reason: 'CrashLoopBackOff',
+        message: 'back-off restarting failed container logtail',
+      },
+    });
+    assert.deepEqual(first['lastState'], {
+      terminated: {
+        exitCode: 1,
+        reason: 'Error',
+        startedAt: '2026-07-02T10:00:00Z',
+        finishedAt: '2026-07-02T10:00:00Z',
+      },
+    });
+    assert.equal(kubelet.pendingPods(), 0, 'the next crash is not a report it is behind on');
+    assert.equal(clock.pending(), 1, 'the next crash is scheduled');
+    // The crash timer fires, then the report it queues.
+    const tick = (): void => {
+      clock.flush();
+      clock.flush();
+    };
+    now = new Date('2026-07-02T10:00:09Z');
+    tick();
+    assert.equal(containerStatus(store, 'a', 'logtail')['restartCount'], 1, 'within the back-off');
+    now = new Date('2026-07-02T10:00:10Z');
+    tick();
+    assert.equal(containerStatus(store, 'a', 'logtail')['restartCount'], 2);
+    now = new Date('2026-07-02T10:00:20Z');
+    tick();
+    const third = containerStatus(store, 'a', 'logtail');
+    assert.equal(third['restartCount'], 3);
+    assert.equal(third['ready'], false);
+    assert.deepEqual(third['lastState'], {
+      terminated: {
+        exitCode: 1,
+        reason: 'Error',
+        startedAt: '2026-07-02T10:00:20Z',
+        finishedAt: '2026-07-02T10:00:20Z',
+      },
+    });
+    assert.equal(conditionStatus(store, 'a', 'Ready'), 'False');
+    assert.equal(containerStatus(store, 'a', 'nginx')['restartCount'], 0, 'the app keeps running');
+    setImage(store, 'a', 1, 'logtail:fixed');
+    tick();
+    const fixed = containerStatus(store, 'a', 'logtail');
+    assert.equal(fixed['restartCount'], 4);
+    assert.equal(fixed['ready'], true);
+    assert.equal(conditionStatus(store, 'a', 'Ready'), 'True');
+    now = new Date('2026-07-02T10:01:00Z');
+    tick();
+    assert.equal(containerStatus(store, 'a', 'logtail')['restartCount'], 4, 'no more crashes');
+    assert.equal(clock.pending(), 0);
+    kubelet.stop();
+  });
+
   it('holds Ready at False until every readiness gate condition is True', () => {
     const store = newStore();
     const clock = manualSchedule();

@@ -20,6 +20,8 @@ export interface KubeletOptions {
   /** Report newly created pods as Running and Ready, with a status for every container (default true). */
   readonly startPods?: boolean;
   readonly now?: () => Date;
+  /** Seconds between the crashes of a CrashLoopBackOff container; default 1. */
+  readonly crashLoopBackoffSeconds?: number;
 }
 
 const realSchedule: Schedule = (run, ms) => {
@@ -33,7 +35,7 @@ const realSchedule: Schedule = (run, ms) => {
  * A kubelet for the fake cluster. After `delayMs` it reports each pod's containers as the spec
  * says: a changed image runs in a restarted container (new image and imageID, restartCount + 1,
  * ready); other containers are left as they are. Images marked with failImage() never become
- * ready. Pod conditions Ready / ContainersReady follow the containers and the readiness gates.
+ * ready; with CrashLoopBackOff their restartCount keeps climbing. Pod conditions Ready / ContainersReady follow the containers and the readiness gates.
  * It writes through the store directly, as the kubelet's status manager writes pods/status.
  * The status itself is computed by kubelet-status.ts, shared with ApiKubelet
  * (test/support/api-kubelet.ts), which reports through any API server.
@@ -46,6 +48,9 @@ export class FakeKubelet {
   private readonly now: () => Date;
   private readonly failures = new Map<string, ImageFailure>();
   private readonly pending = new Map<string, () => void>();
+  /** The next crash of a pod's crash-looping container: a future event, not a pending report. */
+  private readonly crashes = new Map<string, () => void>();
+  private readonly crashLoopBackoffSeconds: number | undefined;
   private readonly idleSignal = new Signal<undefined>();
   private readonly unsubscribe: () => void;
   private writing = false;
@@ -57,6 +62,7 @@ export class FakeKubelet {
     this.schedule = options.schedule ?? realSchedule;
     this.startPods = options.startPods ?? true;
     this.now = options.now ?? (() => new Date());
+    this.crashLoopBackoffSeconds = options.crashLoopBackoffSeconds;
     this.unsubscribe = store.subscribe((event) => {
       this.onEvent(event);
     });
@@ -80,7 +86,10 @@ export class FakeKubelet {
     return this.pending.size;
   }
 
-  /** Resolves when no report is scheduled (with a real clock: once the kubelet has caught up). */
+  /**
+   * Resolves when no report is scheduled (with a real clock: once the kubelet has caught up). The
+   * next crash of a crash-looping container is a future event, not a report it is behind on.
+   */
   whenIdle(options: WaitOptions = {}): Promise<true> {
     return waitUntil(
       (wake) => this.idleSignal.subscribe(wake),
@@ -94,8 +103,9 @@ export class FakeKubelet {
 
   stop(): void {
     this.unsubscribe();
-    for (const cancel of this.pending.values()) cancel();
+    for (const cancel of [...this.pending.values(), ...this.crashes.values()]) cancel();
     this.pending.clear();
+    this.crashes.clear();
     this.idleSignal.emit(undefined);
   }
 
@@ -111,6 +121,8 @@ export class FakeKubelet {
     if (event.type === 'DELETED') {
       this.pending.get(key)?.();
       this.pending.delete(key);
+      this.crashes.get(key)?.();
+      this.crashes.delete(key);
       this.idleSignal.emit(undefined);
       return;
     }
@@ -130,6 +142,20 @@ export class FakeKubelet {
     this.pending.set(key, cancel);
   }
 
+  /** Reports the pod again when its crash-looping container crashes next. */
+  private crashAt(pod: KubeObject, at: Date): void {
+    const key = podKey(pod);
+    this.crashes.get(key)?.();
+    const cancel = this.schedule(
+      () => {
+        this.crashes.delete(key);
+        this.enqueue(pod);
+      },
+      Math.max(at.getTime() - this.now().getTime(), 0),
+    );
+    this.crashes.set(key, cancel);
+  }
+
   private report(namespace: string, name: string): void {
     const pod = this.store.get(PODS, namespace, name);
     if (pod === undefined) return;
@@ -138,9 +164,13 @@ export class FakeKubelet {
       startPods: this.startPods,
       now: this.now,
       ipIndex: this.ips + 1,
+      ...(this.crashLoopBackoffSeconds === undefined
+        ? {}
+        : { crashLoopBackoffSeconds: this.crashLoopBackoffSeconds }),
     });
     if (desired === undefined) return;
     if (desired.usedIp) this.ips++;
+    if (desired.nextCrashAt !== undefined) this.crashAt(pod, desired.nextCrashAt);
     const { status } = desired;
     if (jsonEqual(status, pod['status'])) return;
     this.writing = true;

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { apiFailure } from '../fake-apiserver/harness.js';
+import type { ImageFailure } from '../fake-apiserver/kubelet-status.js';
 import { eventually } from '../support/eventually.js';
 import { replaceSidecarSet } from '../support/replace-sidecarset.js';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -20,8 +21,10 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 
+/** The test kubelets (FakeKubelet, ApiKubelet): images made to fail, and healed. */
 export interface ScenarioKubelet {
-  failImage(image: string): void;
+  /** Never ready: ImagePullBackOff (default), or CrashLoopBackOff with a climbing restartCount. */
+  failImage(image: string, reason?: ImageFailure): void;
   healImage(image: string): void;
 }
 
@@ -693,6 +696,47 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
           );
         } finally {
           cluster.kubelet.healImage('agent:never-ready');
+        }
+      });
+    });
+
+    it('a crash-looping sidecar pauses the rollout on its restarts, long before the deadline; a fixed spec resumes it', async () => {
+      const cluster = backend();
+      await withScenario(cluster, 'agent:2', async (s) => {
+        // The default deadline (600 s): only the crash-loop rule can fail a pod within the test.
+        await s.setUp({
+          pods: 6,
+          strategy: { maxUnavailable: 3 },
+          annotations: {
+            'sidecarset.dev/max-sidecar-restarts': '1',
+            'sidecarset.dev/unhealthy-pods-to-pause': '2',
+          },
+        });
+        cluster.kubelet.failImage('agent:crash-loop', 'CrashLoopBackOff');
+        try {
+          await s.setImage('agent:crash-loop');
+          const paused = await s.waitRolloutPaused('True', 'UnhealthyPods');
+          assert.match(paused.message ?? '', /^[23] upgraded pod\(s\) failed \(pause at 2\): /);
+          assert.match(
+            paused.message ?? '',
+            /web-\d\d \(sidecar agent restarted \d+ times since the upgrade \(crash loop\)\)/,
+          );
+          await settle();
+          const touched = await s.onImage('agent:crash-loop');
+          assert.equal(touched.length, 3, 'the first wave (maxUnavailable 3) only');
+          for (const pod of touched) {
+            const agent = pod.status?.containerStatuses?.find((c) => c.name === 'agent');
+            const web = pod.status?.containerStatuses?.find((c) => c.name === 'web');
+            assert.equal(agent?.ready, false, pod.metadata.name);
+            // The restart that applied the image, then more than max-sidecar-restarts (1).
+            assert.ok(agent.restartCount >= 3, `${pod.metadata.name}: restarts climb`);
+            assert.equal(web?.restartCount, 0, `${pod.metadata.name}: the app kept running`);
+          }
+          await s.setImage('agent:2');
+          await s.waitUpgraded(6);
+          await s.waitRolloutPaused('False', 'Resumed');
+        } finally {
+          cluster.kubelet.healImage('agent:crash-loop');
         }
       });
     });

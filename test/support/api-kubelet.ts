@@ -6,7 +6,7 @@
  * the status a kubelet would report with PUT .../pods/NAME/status, carrying the resourceVersion
  * it read; a 409 Conflict is retried from a fresh GET. What it writes follows FakeKubelet exactly:
  * new pods start Running and Ready, a changed image restarts its container, images made to fail
- * with failImage() stay not ready, Ready waits for the readiness gates.
+ * with failImage() stay not ready (crash-looping ones with a climbing restartCount), Ready waits for the readiness gates.
  *
  * Pods with `metadata.deletionTimestamp` are left alone. A watch that ends (timeout, closed
  * stream, 410 Expired or any error) is followed by a fresh list and a new watch; errors other
@@ -33,6 +33,8 @@ export interface ApiKubeletOptions {
   /** Report newly created pods as Running and Ready, with a status for every container (default true). */
   readonly startPods?: boolean;
   readonly now?: () => Date;
+  /** Seconds between the crashes of a CrashLoopBackOff container; default 1. */
+  readonly crashLoopBackoffSeconds?: number;
   /** Failed lists, watches and status writes (they are retried); default: a line on stderr. */
   readonly onError?: (error: Error) => void;
 }
@@ -131,6 +133,9 @@ export class ApiKubelet {
   private pods = new Map<string, KubeObject>();
   /** Reports waiting for their delay, by pod key. */
   private readonly scheduled = new Map<string, NodeJS.Timeout>();
+  /** The next crash of a pod's crash-looping container: a future event, not a pending report. */
+  private readonly crashes = new Map<string, NodeJS.Timeout>();
+  private readonly crashLoopBackoffSeconds: number | undefined;
   /** Reports running (reading or writing); at most one per pod. */
   private readonly inFlight = new Map<string, Promise<void>>();
   /** Pods that changed while their report ran: the resourceVersion of the last change. */
@@ -154,6 +159,7 @@ export class ApiKubelet {
     this.delayMs = options.delayMs ?? 5;
     this.startPods = options.startPods ?? true;
     this.now = options.now ?? (() => new Date());
+    this.crashLoopBackoffSeconds = options.crashLoopBackoffSeconds;
     this.onError = options.onError ?? defaultOnError;
     this.requestOptions = withSignal(this.stopping.signal);
     this.loop = this.run().catch((err: unknown) => {
@@ -204,8 +210,11 @@ export class ApiKubelet {
       this.stopped = true;
       this.stopping.abort();
       this.cancelWatch?.();
-      for (const timer of this.scheduled.values()) clearTimeout(timer);
+      for (const timer of [...this.scheduled.values(), ...this.crashes.values()]) {
+        clearTimeout(timer);
+      }
       this.scheduled.clear();
+      this.crashes.clear();
       this.idleSignal.emit(undefined);
     }
     await Promise.allSettled([this.loop, ...this.inFlight.values()]);
@@ -370,6 +379,8 @@ export class ApiKubelet {
   /** A pod is gone. */
   private forget(key: string): void {
     this.cancel(key);
+    clearTimeout(this.crashes.get(key));
+    this.crashes.delete(key);
     this.ownWrites.delete(key);
     this.reportFailures.delete(key);
     this.changedInFlight.delete(key);
@@ -431,6 +442,21 @@ export class ApiKubelet {
     );
   }
 
+  /** Reports the pod again when its crash-looping container crashes next. */
+  private crashAt(key: string, at: Date): void {
+    if (this.stopped) return;
+    clearTimeout(this.crashes.get(key));
+    const timer = setTimeout(
+      () => {
+        this.crashes.delete(key);
+        if (this.inFlight.has(key)) this.rerun.add(key);
+        else this.enqueue(key);
+      },
+      Math.max(at.getTime() - this.now().getTime(), 0),
+    );
+    this.crashes.set(key, timer);
+  }
+
   /** Writes the pod's desired status if it differs; retries 409s from a fresh GET. */
   private async report(key: string): Promise<void> {
     let pod = this.pods.get(key);
@@ -442,8 +468,12 @@ export class ApiKubelet {
         startPods: this.startPods,
         now: this.now,
         ipIndex: ipIndex ?? this.ips + 1,
+        ...(this.crashLoopBackoffSeconds === undefined
+          ? {}
+          : { crashLoopBackoffSeconds: this.crashLoopBackoffSeconds }),
       });
       if (desired === undefined) return;
+      if (desired.nextCrashAt !== undefined) this.crashAt(key, desired.nextCrashAt);
       if (desired.usedIp && ipIndex === undefined) {
         this.ips++;
         ipIndex = this.ips; // kept if a conflict makes us compute again
