@@ -1,7 +1,8 @@
 /**
  * Two `sidecarset controller --leader-elect` processes on a real Lease, as the manifests'
  * ServiceAccount: the leader is killed (SIGKILL, the Lease left to expire) mid-rollout, the other
- * takes over and finishes; no pod is upgraded twice and maxUnavailable holds throughout.
+ * takes over and finishes; no pod is upgraded twice and maxUnavailable holds throughout. A leader
+ * frozen until the other takes over exports none of the leader-only metrics once it thaws.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
@@ -22,6 +23,22 @@ const PODS = 12;
 const MAX_UNAVAILABLE = 2;
 
 const agent = (pod: PodJson): ReturnType<typeof sidecar> => sidecar(pod, 'agent');
+const leading = (c: SidecarsetProcess): boolean =>
+  c.logs.some((e) => e.msg === 'leading: reconciling SidecarSets');
+/** The series only the leading replica exports (docs/monitoring.md). */
+const LEADER_ONLY = /^sidecarset_(pods|rollout_paused|missed_pods)\{/m;
+/** `sidecarset controller` flags for its metrics port. */
+const WITH_METRICS = ['--metrics-port', '0', '--host', '127.0.0.1'];
+
+/** The controller's /metrics, as text (the port it logged when it started listening). */
+async function scrape(c: SidecarsetProcess): Promise<string> {
+  const listening = await c.waitForLog(
+    (e) => e.msg?.startsWith('Server listening at http://') === true,
+    'the metrics port',
+  );
+  const url = (listening.msg ?? '').slice('Server listening at '.length);
+  return (await fetch(`${url}/metrics`)).text();
+}
 
 describe('leader election on a real Lease', () => {
   const cluster = useControlPlane();
@@ -197,10 +214,8 @@ describe('leader election on a real Lease', () => {
       const c = ss.status?.conditions?.find((x) => x.type === 'RolloutPaused');
       return c === undefined ? undefined : `${c.status} ${c.reason ?? ''}`;
     };
-    const leading = (c: SidecarsetProcess): boolean =>
-      c.logs.some((e) => e.msg === 'leading: reconciling SidecarSets');
     const alive = controllers.filter((c) => !killed.has(c));
-    controllers.push(await installation.controller());
+    controllers.push(await installation.controller(WITH_METRICS));
     const leader = alive.find(leading);
     assert.ok(leader, 'a controller leads');
 
@@ -226,5 +241,37 @@ describe('leader election on a real Lease', () => {
     assert.equal(await paused(), 'True UnhealthyPods', 'still paused under the new leader');
     const onNew = (await list()).filter((p) => gated(p).spec === 'gated:never');
     assert.equal(onNew.length, 1, 'no more pods touched');
+  });
+
+  it('a leader frozen until another takes over exports no leader-only series once it thaws', async () => {
+    // The leader of the previous test, with the pause of "gated" in its metrics.
+    const leader = controllers.at(-1) as SidecarsetProcess;
+    assert.ok(leading(leader) && !killed.has(leader), 'the previous test left a leader');
+    const paused = 'sidecarset_rollout_paused{sidecarset="gated"} 1';
+    await eventually(async () => (await scrape(leader)).includes(paused), 'the leader exports it');
+    const other = await installation.controller(WITH_METRICS);
+    controllers.push(other);
+    await other.waitForLog((e) => e.msg === 'controller caches synced', 'the other synced');
+    assert.doesNotMatch(await scrape(other), LEADER_ONLY, 'a follower exports none');
+
+    // Frozen, the leader cannot renew; the other takes the Lease once it has expired.
+    leader.freeze('SIGSTOP');
+    try {
+      await other.waitForLog(
+        (e) => e.msg === 'leading: reconciling SidecarSets',
+        'the other leads',
+        60_000,
+      );
+    } finally {
+      leader.freeze('SIGCONT');
+    }
+    await leader.waitForLog((e) => e.msg === 'stopped leading', 'the old leader steps down');
+    const old = await scrape(leader);
+    assert.doesNotMatch(old, LEADER_ONLY, 'the old leader exports none of its last values');
+    assert.match(old, /^sidecarset_controller_leader 0$/m);
+    await eventually(
+      async () => (await scrape(other)).includes(paused),
+      'the new leader exports it',
+    );
   });
 });

@@ -30,6 +30,8 @@ export interface SidecarsetProcess {
   ): Promise<LogEntry>;
   /** SIGTERM (a graceful stop) or SIGKILL (a crash); resolves with the exit code once it exited. */
   stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<number | null>;
+  /** SIGSTOP freezes the process (a long GC pause, a node that stalls), SIGCONT thaws it. */
+  freeze(signal: 'SIGSTOP' | 'SIGCONT'): void;
 }
 
 const PINO_ERROR = 50;
@@ -117,6 +119,9 @@ export async function startSidecarset(
     async stop(signal = 'SIGTERM') {
       if (exitCode === undefined) child.kill(signal);
       return exited;
+    },
+    freeze(signal) {
+      if (exitCode === undefined) child.kill(signal);
     },
   };
 }
