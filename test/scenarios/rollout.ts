@@ -823,7 +823,9 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
         await s.setUp({
           pods: 4,
           strategy: { maxUnavailable: 2 },
-          annotations: { 'sidecarset.dev/progress-deadline-seconds': '1' },
+          // Short, yet longer than a busy machine may take to show an upgraded pod ready (1 s
+          // failed the rollout on the real API server with 2 cores under load).
+          annotations: { 'sidecarset.dev/progress-deadline-seconds': '3' },
         });
         await s.setImage('agent:2');
         await s.waitUpgraded(4);
