@@ -50,7 +50,11 @@ export function createMissedPodsScanner(options: MissedPodsOptions): MissedPodsS
   const resyncMs = options.resyncMs ?? 30_000;
   const debounceMs = options.debounceMs ?? 1000;
   const log = options.logger;
-  /** `sidecarset/namespace/pod` already given its pod event. */
+  /**
+   * `sidecarset/namespace/pod` already given its pod event, while it stays missed: a pod that is
+   * gone (or injected, or no longer matched) is forgotten, so a pod recreated under the same name
+   * (a StatefulSet's) and missed again gets an event of its own.
+   */
   const podsReported = new Set<string>();
   const countsReported = new Map<string, number>();
   let leading: AbortSignal | undefined;
@@ -90,6 +94,9 @@ export function createMissedPodsScanner(options: MissedPodsOptions): MissedPodsS
       }
     }
     for (const name of countsReported.keys()) if (!counts.has(name)) countsReported.delete(name);
+    const stillMissed = new Set<string>();
+    for (const [name, pods] of missed) for (const pod of pods) stillMissed.add(podKey(name, pod));
+    for (const key of podsReported) if (!stillMissed.has(key)) podsReported.delete(key);
   }
 
   async function report(ss: SidecarSet, pods: readonly Pod[], ended: () => boolean): Promise<void> {
@@ -97,7 +104,7 @@ export function createMissedPodsScanner(options: MissedPodsOptions): MissedPodsS
     const ref = { kind: 'SidecarSet' as const, apiVersion: 'apps.kruise.io/v1alpha1', name };
     for (const pod of pods) {
       if (ended()) return;
-      const key = `${name}/${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
+      const key = podKey(name, pod);
       if (podsReported.has(key) || podEventsLeft === 0) continue;
       podsReported.add(key);
       podEventsLeft--;
@@ -141,6 +148,10 @@ export function createMissedPodsScanner(options: MissedPodsOptions): MissedPodsS
     ) {
       await options.writer.writeSidecarSetStatus(name, { missedPods: pods.length });
     }
+  }
+
+  function podKey(sidecarSet: string, pod: Pod): string {
+    return `${sidecarSet}/${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
   }
 
   return {

@@ -102,6 +102,32 @@ describe('createMissedPodsScanner', () => {
     assert.equal(counts.at(-1)?.get('agent'), 3);
   });
 
+  it('reports a pod recreated under the same name and missed again', async () => {
+    const ss = makeSidecarSet('agent');
+    ss.metadata.creationTimestamp = '2026-12-01T12:00:00Z';
+    let pods = [late('web-0')];
+    const writer = recordingWriter();
+    const scanner = createMissedPodsScanner({
+      sidecarSets: () => [ss],
+      pods: () => pods,
+      namespaces: ANY_NAMESPACE,
+      webhookSelectors: () => ({}),
+      writer,
+      logger: pino({ level: 'silent' }),
+    });
+    const podEvents = (): string[] =>
+      writer.events.filter((e) => e.about.kind === 'Pod').map((e) => e.about.name);
+    await scanner.scan();
+    assert.deepEqual(podEvents(), ['web-0']);
+    pods = [];
+    await scanner.scan();
+    pods = [late('web-0')];
+    await scanner.scan();
+    assert.deepEqual(podEvents(), ['web-0', 'web-0'], 'the new pod gets its own event');
+    await scanner.scan();
+    assert.equal(podEvents().length, 2, 'once while it stays missed');
+  });
+
   it('writes no count beside a status the reconcile has not written yet', async () => {
     const ss = makeSidecarSet('agent');
     ss.metadata.creationTimestamp = '2026-12-01T12:00:00Z';
