@@ -22,8 +22,12 @@ const REFERENCE = new RegExp(
 const ANCHORED_NAME = new RegExp(`^(?:(${DOMAIN_AND_PORT})/)?(${REMOTE_NAME})$`);
 const IDENTIFIER = /^[a-f0-9]{64}$/;
 const REPOSITORY_NAME_MAX = 255;
-/** Algorithms Kubernetes registers (crypto/sha256, crypto/sha512) and their hex lengths. */
-const DIGEST_HEX_LENGTH: Readonly<Record<string, number>> = { sha256: 64, sha384: 96, sha512: 128 };
+/** Algorithms Kubernetes registers (crypto/sha256, crypto/sha512): their encoded form. */
+const DIGEST_ENCODED: Readonly<Record<string, RegExp>> = {
+  sha256: /^[a-f0-9]{64}$/,
+  sha384: /^[a-f0-9]{96}$/,
+  sha512: /^[a-f0-9]{128}$/,
+};
 
 export interface ImageReference {
   tag: string;
@@ -51,12 +55,12 @@ function splitDomain(name: string): [string, string] {
   return [domain, remote];
 }
 
-function validDigest(digest: string): boolean {
+/** go-digest's Parse: a registered algorithm and exactly its length of lowercase hex. */
+export function validDigest(digest: string): boolean {
   const colon = digest.indexOf(':');
-  const expected = DIGEST_HEX_LENGTH[digest.slice(0, colon)];
-  return (
-    expected !== undefined && new RegExp(`^[a-f0-9]{${expected}}$`).test(digest.slice(colon + 1))
-  );
+  const algorithm = digest.slice(0, colon);
+  const encoded = Object.hasOwn(DIGEST_ENCODED, algorithm) ? DIGEST_ENCODED[algorithm] : undefined;
+  return encoded?.test(digest.slice(colon + 1)) === true;
 }
 
 /** ParseNormalizedNamed's tag and digest, or undefined where it returns an error. */

@@ -3,6 +3,10 @@
  * reference.Parse, without normalisation (so "busybox" and "docker.io/library/busybox" differ, as
  * they do in OpenKruise).
  */
+import { validDigest } from '../image-ref.js';
+
+/** reference.NameTotalLengthMax: a longer name does not parse. */
+const NAME_MAX = 255;
 
 const COMPONENT = '[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*';
 const DOMAIN =
@@ -17,10 +21,14 @@ export interface ParsedImage {
   digest: string;
 }
 
+/** reference.Parse: a name no longer than 255 characters, a digest go-digest accepts. */
 export function parseImage(image: string): ParsedImage | undefined {
   const match = REFERENCE.exec(image);
   if (match === null) return undefined;
-  return { repository: match[1] ?? '', tag: match[2] ?? '', digest: match[3] ?? '' };
+  const repository = match[1] ?? '';
+  const digest = match[3] ?? '';
+  if (repository.length > NAME_MAX || (digest !== '' && !validDigest(digest))) return undefined;
+  return { repository, tag: match[2] ?? '', digest };
 }
 
 export function isDigestImage(image: string): boolean {
