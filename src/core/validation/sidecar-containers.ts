@@ -2,7 +2,7 @@
 import type { SidecarContainer, TransferEnvVar } from '../sidecarset-types.js';
 import type { ObjectFieldSelector } from '../k8s-types.js';
 import type { FieldError } from './field-error.js';
-import { childPath, indexPath, invalid, notSupported, required } from './field-error.js';
+import { childPath, indexPath, invalid, required } from './field-error.js';
 import { POD_INJECT_POLICIES, SHARE_VOLUME_POLICIES } from '../sidecarset-types.js';
 import { isQualifiedName } from './names-and-selectors.js';
 import { checkResourceExpression } from './resource-expression.js';
@@ -122,11 +122,9 @@ function validateResourcesPolicy(c: Readonly<SidecarContainer>, p: string): Fiel
   if (hasEntries(c.resources?.['limits']) || hasEntries(c.resources?.['requests'])) {
     return [invalid(p, policy, 'resourcesPolicy and resources cannot be configured together')];
   }
+  // targetContainersMode is left to the schema's enum, which every caller checks first (as
+  // OpenKruise leaves it to its CRD), so the rules count errors as OpenKruise's webhook does.
   const errs: FieldError[] = [];
-  const mode = policy.targetContainersMode;
-  if (mode !== 'sum' && mode !== 'max') {
-    errs.push(notSupported(childPath(p, 'targetContainersMode'), mode ?? '', ['sum', 'max']));
-  }
   const regex = policy.targetContainersNameRegex ?? '';
   const rp = childPath(p, 'targetContainersNameRegex');
   if (regex === '') errs.push(required(rp, 'invalid empty regex'));
