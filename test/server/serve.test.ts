@@ -531,8 +531,8 @@ describe('a pod the SidecarSets cannot be injected into', () => {
       assert.equal(
         answer.response.status?.message,
         'cannot inject SidecarSet "config-agent" into pod default/test-pod: annotation ' +
-          'example.com/config: the pod annotation is not valid JSON, so it cannot be merged ' +
-          '(MergePatchJson)',
+          "example.com/config: cannot merge the patchPodMetadata value into the pod's " +
+          "(MergePatchJson): the pod's value is not valid JSON",
       );
       assert.match(io.log(), /"level":50,[^\n]*"uid":"u-fail"[^\n]*"result":"rejected"/);
     } finally {
