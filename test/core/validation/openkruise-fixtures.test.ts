@@ -1,0 +1,266 @@
+/**
+ * TestValidateSidecarSet (OpenKruise pkg/webhook/sidecarset/validating/sidecarset_validating_test.go)
+ * with its fixtures as written there: SidecarSets that no defaulting webhook has seen. The same
+ * cases with our defaulted fixtures are in sidecarset.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import type {
+  SidecarContainer,
+  SidecarSet,
+  SidecarSetRevision,
+} from '../../../src/core/sidecarset-types.js';
+import { formatFieldErrors } from '../../../src/core/validation/field-error.js';
+import { validateSidecarSet } from '../../../src/core/validation/sidecarset.js';
+
+const container = (extra: Partial<SidecarContainer> = {}): SidecarContainer => ({
+  podInjectPolicy: 'BeforeAppContainer',
+  shareVolumePolicy: { type: 'disabled' },
+  upgradeStrategy: { upgradeType: 'ColdUpgrade' },
+  name: 'test-sidecar',
+  image: 'test-image',
+  imagePullPolicy: 'IfNotPresent',
+  terminationMessagePolicy: 'File',
+  ...extra,
+});
+const sidecarSet = (spec: SidecarSet['spec']): SidecarSet => ({
+  apiVersion: 'apps.kruise.io/v1beta1',
+  kind: 'SidecarSet',
+  metadata: { name: 'test-sidecarset' },
+  spec,
+});
+const ab = { matchLabels: { a: 'b' } };
+const notUpdate = { type: 'NotUpdate' };
+const appTest = { matchLabels: { app: 'test' } };
+const policy = (extra: object = {}): NonNullable<SidecarContainer['resourcesPolicy']> => ({
+  targetContainersMode: 'sum',
+  resourcesExpr: { limits: { cpu: 'cpu*50%' } },
+  ...extra,
+});
+const notIn = (last: string) => ({
+  matchLabels: { a: 'b' },
+  matchExpressions: [{ key: 'app-name', operator: 'NotIn', values: ['app-group', last] }],
+});
+const shared = container({ shareVolumePolicy: { type: 'enabled' } });
+
+const cases: [string, SidecarSet, number][] = [
+  ['missing-selector', sidecarSet({ updateStrategy: notUpdate, containers: [container()] }), 1],
+  [
+    'wrong-updateStrategy',
+    sidecarSet({
+      selector: ab,
+      updateStrategy: {
+        type: 'RollingUpdate',
+        scatterStrategy: [
+          { key: 'key-1', value: 'value-1' },
+          { key: 'key-1', value: 'value-1' },
+        ],
+      },
+      containers: [container()],
+    }),
+    1,
+  ],
+  ['wrong-selector', sidecarSet({ selector: notIn('app-risk-'), containers: [shared] }), 2],
+  [
+    'wrong-namespaceSelector',
+    sidecarSet({
+      selector: notIn('app-risk'),
+      namespaceSelector: notIn('app-risk-'),
+      containers: [shared],
+    }),
+    2,
+  ],
+  [
+    'wrong-namespace-selector',
+    sidecarSet({ selector: notIn('app-risk'), namespaceSelector: ab, containers: [shared] }),
+    0,
+  ],
+  [
+    'wrong-initContainer',
+    sidecarSet({
+      selector: ab,
+      updateStrategy: notUpdate,
+      initContainers: [
+        { name: 'test-sidecar', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File' },
+      ],
+    }),
+    1,
+  ],
+  ['missing-container', sidecarSet({ selector: ab, updateStrategy: notUpdate }), 1],
+  [
+    'wrong-containers',
+    sidecarSet({
+      selector: ab,
+      updateStrategy: notUpdate,
+      containers: [container({ shareVolumePolicy: {} })],
+    }),
+    1,
+  ],
+  [
+    'wrong-volumes',
+    sidecarSet({
+      selector: ab,
+      updateStrategy: notUpdate,
+      containers: [container()],
+      volumes: [
+        { name: 'test-volume' },
+        {
+          name: 'istio-token',
+          projected: {
+            defaultMode: 420,
+            sources: [
+              {
+                serviceAccountToken: {
+                  audience: 'istio-ca',
+                  expirationSeconds: 43200,
+                  path: 'istio-token',
+                },
+              },
+            ],
+          },
+        },
+      ],
+    }),
+    1,
+  ],
+  [
+    'wrong-volumeDevice-volumes',
+    sidecarSet({
+      selector: ab,
+      updateStrategy: notUpdate,
+      containers: [container({ volumeDevices: [{ name: 'disk0', devicePath: '/dev/nvme1' }] })],
+    }),
+    1,
+  ],
+  [
+    'right-volumeDevice-volumes',
+    sidecarSet({
+      selector: ab,
+      updateStrategy: notUpdate,
+      containers: [container({ volumeDevices: [{ name: 'disk0', devicePath: '/dev/nvme1' }] })],
+      volumes: [{ name: 'disk0', persistentVolumeClaim: { claimName: 'pvc-0' } }],
+    }),
+    0,
+  ],
+  [
+    'volumeDevice-volumeMount-path-conflict',
+    sidecarSet({
+      selector: ab,
+      updateStrategy: notUpdate,
+      containers: [
+        container({
+          volumeDevices: [{ name: 'disk0', devicePath: '/home/admin/log' }],
+          volumeMounts: [{ name: 'log', mountPath: '/home/admin/log' }],
+        }),
+      ],
+      volumes: [
+        { name: 'disk0', persistentVolumeClaim: { claimName: 'pvc-0' } },
+        { name: 'log', emptyDir: {} },
+      ],
+    }),
+    2,
+  ],
+  [
+    'wrong-metadata',
+    sidecarSet({
+      selector: ab,
+      updateStrategy: notUpdate,
+      containers: [container()],
+      patchPodMetadata: [
+        { annotations: { key1: 'value1' }, patchPolicy: 'MergePatchJson' },
+        { annotations: { key1: 'value1' }, patchPolicy: 'Overwrite' },
+      ],
+    }),
+    1,
+  ],
+  [
+    'wrong-name-injectionStrategy',
+    sidecarSet({
+      selector: ab,
+      injectionStrategy: { revision: { customVersion: 'normal-sidecarset-01234' } },
+      updateStrategy: notUpdate,
+      containers: [container()],
+    }),
+    1,
+  ],
+  [
+    'not-existing-injectionStrategy',
+    sidecarSet({
+      selector: ab,
+      injectionStrategy: { revision: { revisionName: 'test-sidecarset-678235', policy: 'Always' } },
+      updateStrategy: notUpdate,
+      containers: [container()],
+    }),
+    1,
+  ],
+  [
+    'The initContainer in-place upgrade is not currently supported.',
+    sidecarSet({
+      selector: ab,
+      updateStrategy: { type: 'RollingUpdate' },
+      initContainers: [container({ restartPolicy: 'Always' })],
+    }),
+    1,
+  ],
+  [
+    'resources-policy-and-resources-conflict',
+    sidecarSet({
+      selector: appTest,
+      containers: [
+        container({
+          resources: { limits: { cpu: '100m', memory: '100Mi' } },
+          resourcesPolicy: policy(),
+        }),
+      ],
+    }),
+    1,
+  ],
+  [
+    'invalid-target-container-mode',
+    sidecarSet({
+      selector: appTest,
+      containers: [container({ resourcesPolicy: policy({ targetContainersMode: 'invalid' }) })],
+    }),
+    1,
+  ],
+  [
+    'initContainer-with-resources-policy-forbidden',
+    sidecarSet({
+      selector: appTest,
+      initContainers: [
+        container({
+          name: 'test-init',
+          resourcesPolicy: policy({ targetContainersNameRegex: '.*' }),
+        }),
+      ],
+    }),
+    1,
+  ],
+  [
+    'native-sidecar-initContainer-with-resources-policy-allowed',
+    sidecarSet({
+      selector: appTest,
+      updateStrategy: notUpdate,
+      initContainers: [
+        container({
+          name: 'test-init',
+          restartPolicy: 'Always',
+          resourcesPolicy: policy({ targetContainersNameRegex: '.*' }),
+        }),
+      ],
+    }),
+    0,
+  ],
+];
+
+const revisions: SidecarSetRevision[] = ['test-sidecarset-01234', 'test-sidecarset-56789'].map(
+  (name, i) => ({ name, sidecarSetName: 'test-sidecarset', revision: i + 1, spec: {} }),
+);
+
+for (const [name, set, expected] of cases) {
+  test(`TestValidateSidecarSet, OpenKruise's fixture: ${name}`, () => {
+    const errors = validateSidecarSet(set, { others: [], revisions });
+    assert.equal(errors.length, expected, formatFieldErrors(errors));
+  });
+}
