@@ -241,9 +241,11 @@ export function evaluateResourceExpression(
 
 /**
  * The validating webhook's check: parse with the variable bound to the number 1. Returns the
- * error detail (`invalid expression: …`) or undefined.
+ * error detail (`invalid expression: …`) or undefined; an empty expression sets nothing and is
+ * valid (OpenKruise validateResourceExpression).
  */
 export function checkResourceExpression(input: string, variable: string): string | undefined {
+  if (input === '') return undefined;
   const r = evaluateResourceExpression(input, { [variable]: { quantity: false, value: 1 } });
   return r.ok ? undefined : `invalid expression: ${r.error}`;
 }

@@ -142,7 +142,7 @@ function validateResourcesPolicy(c: Readonly<SidecarContainer>, p: string): Fiel
     const e = expr[kind];
     for (const variable of ['cpu', 'memory'] as const) {
       const text = e?.[variable] ?? '';
-      const err = text === '' ? undefined : checkResourceExpression(text, variable);
+      const err = checkResourceExpression(text, variable);
       if (err !== undefined)
         errs.push(invalid(childPath(childPath(ep, kind), variable), text, err));
     }

@@ -264,3 +264,116 @@ for (const [name, set, expected] of cases) {
     assert.equal(errors.length, expected, formatFieldErrors(errors));
   });
 }
+
+// TestValidateResourcesPolicy (sidecarset_resources_policy_test.go), its policies as written there.
+const withPolicy = (
+  mode: string,
+  regex: string,
+  resourcesExpr: object,
+  extra: Partial<SidecarContainer> = {},
+): SidecarSet =>
+  sidecarSet({
+    selector: appTest,
+    updateStrategy: notUpdate,
+    containers: [
+      container({
+        resourcesPolicy: {
+          targetContainersMode: mode,
+          ...(regex === '' ? {} : { targetContainersNameRegex: regex }),
+          resourcesExpr,
+        },
+        ...extra,
+      }),
+    ],
+  });
+const maxHalf = { cpu: 'max(cpu*50%, 50m)', memory: 'max(memory*50%, 100Mi)' };
+const half = { limits: { cpu: 'cpu*50%' } };
+const policyCases: [string, SidecarSet, number][] = [
+  [
+    'valid resources policy with sum mode and both limits and requests',
+    withPolicy('sum', '^app.*$', { limits: maxHalf, requests: maxHalf }),
+    0,
+  ],
+  ['valid resources policy with max mode and only limits', withPolicy('max', '^app.*$', half), 0],
+  [
+    'valid resources policy with only requests',
+    withPolicy('sum', '.*', { requests: { cpu: 'max(cpu*50%, 50m)', memory: '100Mi' } }),
+    0,
+  ],
+  ['valid resources policy with empty regex', withPolicy('sum', '', half), 1],
+  [
+    'resources policy and resources.limits both configured - should fail',
+    withPolicy('sum', '', half, { resources: { limits: { cpu: '100m', memory: '100Mi' } } }),
+    1,
+  ],
+  [
+    'resources policy and resources.requests both configured - should fail',
+    withPolicy('sum', '', half, { resources: { requests: { cpu: '50m' } } }),
+    1,
+  ],
+  ['invalid regex pattern - should fail', withPolicy('sum', '[invalid(regex', half), 1],
+  ['no limits and requests - should fail', withPolicy('sum', '^app.*$', {}), 1],
+  [
+    'invalid cpu expression - should fail',
+    withPolicy('sum', '^app.*$', { limits: { cpu: 'invalid expression @#$' } }),
+    1,
+  ],
+  [
+    'unbalanced parentheses - should fail',
+    withPolicy('sum', '^app.*$', { limits: { cpu: 'max(cpu*50%, 50m' } }),
+    1,
+  ],
+  [
+    'invalid function syntax - should fail',
+    withPolicy('sum', '^app.*$', { limits: { cpu: 'max(cpu*50%)' } }),
+    1,
+  ],
+  [
+    'invalid variable name - should fail',
+    withPolicy('sum', '^app.*$', { limits: { cpu: 'invalidvar * 50%' } }),
+    1,
+  ],
+  [
+    'valid complex expression from story 5',
+    withPolicy('sum', '^app.*$', {
+      limits: {
+        cpu: '0.5*cpu - 0.3*max(0, cpu-4) + 0.3*max(0, cpu-8)',
+        memory: 'max(memory*50%, 100Mi)',
+      },
+    }),
+    0,
+  ],
+  ['valid with only cpu in limits', withPolicy('max', '^.*', half), 0],
+  [
+    'valid with only memory in limits',
+    withPolicy('max', '^.*', { limits: { memory: 'memory*50%' } }),
+    0,
+  ],
+  [
+    'empty cpu expression in requests is valid',
+    withPolicy('sum', '^.*', { requests: { memory: '100Mi' } }),
+    0,
+  ],
+  [
+    'invalid cpu expression in requests - should fail',
+    withPolicy('sum', '^.*', { requests: { cpu: 'invalid_cpu_expr' } }),
+    1,
+  ],
+  [
+    'invalid memory expression in limits - should fail',
+    withPolicy('sum', '^.*', { limits: { memory: 'bad_memory_expr' } }),
+    1,
+  ],
+  [
+    'invalid memory expression in requests - should fail',
+    withPolicy('sum', '^.*', { requests: { memory: 'bad_memory_expr' } }),
+    1,
+  ],
+];
+
+for (const [name, set, expected] of policyCases) {
+  test(`TestValidateResourcesPolicy: ${name}`, () => {
+    const errors = validateSidecarSet(set, { others: [], revisions });
+    assert.equal(errors.length, expected, formatFieldErrors(errors));
+  });
+}
