@@ -371,9 +371,21 @@ const policyCases: [string, SidecarSet, number][] = [
   ],
 ];
 
+// OpenKruise's errorContains: the message of each refused policy holds this.
+const together = 'resourcesPolicy and resources cannot be configured together';
+const errorContains: Record<string, string> = {
+  'resources policy and resources.limits both configured - should fail': together,
+  'resources policy and resources.requests both configured - should fail': together,
+  'invalid regex pattern - should fail': 'invalid regex pattern',
+  'no limits and requests - should fail': 'at least one of limits or requests must be configured',
+};
+
 for (const [name, set, expected] of policyCases) {
   test(`TestValidateResourcesPolicy: ${name}`, () => {
     const errors = validateSidecarSet(set, { others: [], revisions });
     assert.equal(errors.length, expected, formatFieldErrors(errors));
+    if (expected === 0 || name === 'valid resources policy with empty regex') return;
+    const contains = errorContains[name] ?? 'invalid expression';
+    assert.ok(formatFieldErrors(errors).includes(contains), contains);
   });
 }
