@@ -288,6 +288,10 @@ export function createController(options: ControllerOptions): Controller {
       resyncMs: options.resyncMs ?? 5 * 60_000,
       keys: () => sidecarSets.list().map((ss) => ss.metadata.name ?? ''),
       process: async (key, queueSignal) => {
+        // A process frozen past its renew deadline (SIGSTOP, a long pause) may run this before the
+        // election's deadline timer: isLeader() reads the clock and steps down first, so the
+        // round writes nothing (docs/adr/0016-leader-only-metrics.md).
+        election?.isLeader();
         const either = AbortSignal.any([signal, queueSignal]);
         const started = performance.now();
         const seconds = (): number => (performance.now() - started) / 1000;
@@ -343,6 +347,7 @@ export function createController(options: ControllerOptions): Controller {
         namespace: le.namespace,
         name: le.name,
         identity: le.identity ?? defaultIdentity(),
+        now,
         ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
         ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
         ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
