@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# The sidecarset admission webhook (and, later, its controller): `sidecarset serve`.
+# The sidecarset admission webhook and upgrade controller, one process: `sidecarset serve`.
 #   docker build -t sidecarset:0.1.0 .
 # manifests/ runs it with a mounted serving certificate (SIDECARSET_CERT / SIDECARSET_KEY).
 
