@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 
 import { InvalidArgumentError } from 'commander';
 
+import { INSTALLATION } from '../core/installation-names.js';
 import { parseWebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
 import type { WebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
 import { BODY_LIMIT } from '../server/http-server.js';
@@ -30,8 +31,8 @@ export interface ControllerFlags {
 
 export const DEFAULT_CONTROLLER_FLAGS: ControllerFlags = {
   leaderElect: false,
-  leaderElectionNamespace: 'sidecarset-system',
-  leaseName: 'sidecarset-controller',
+  leaderElectionNamespace: INSTALLATION.namespace,
+  leaseName: INSTALLATION.lease,
   workers: 3,
   qps: 20,
   burst: 30,
@@ -39,7 +40,7 @@ export const DEFAULT_CONTROLLER_FLAGS: ControllerFlags = {
   // Per-pod events make a rollout's Events grow with its pods (docs/adr/0014-health-gated-rollouts.md).
   podEvents: false,
   scopePodWebhook: true,
-  podWebhookConfiguration: 'sidecarset-mutating-webhook',
+  podWebhookConfiguration: INSTALLATION.mutatingWebhookConfiguration,
 };
 
 /**

@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 
+import { INSTALLATION } from '../core/installation-names.js';
 import { createFilesSource } from '../cache/files-source.js';
 import type { SnapshotSource } from '../cache/snapshot.js';
 import type { Controller } from '../controller/controller.js';
@@ -69,12 +70,12 @@ export interface ServeOptions {
 
 export const DEFAULT_CERT_SECRET = 'sidecarset-webhook-certs';
 export const DEFAULT_WEBHOOK_CONFIGURATIONS: readonly WebhookConfigurationRef[] = [
-  { kind: 'mutating', name: 'sidecarset-mutating-webhook' },
-  { kind: 'validating', name: 'sidecarset-validating-webhook' },
-  { kind: 'crd', name: 'sidecarsets.apps.kruise.io' },
+  { kind: 'mutating', name: INSTALLATION.mutatingWebhookConfiguration },
+  { kind: 'validating', name: INSTALLATION.validatingWebhookConfiguration },
+  { kind: 'crd', name: INSTALLATION.crd },
 ];
 /** The Service in manifests/base/webhook/service.yaml. */
-const WEBHOOK_SERVICE = 'sidecarset-webhook';
+const WEBHOOK_SERVICE = INSTALLATION.service;
 
 export interface Served {
   /** Addresses actually bound (port 0 picks a free port). */
