@@ -1,0 +1,408 @@
+/**
+ * `sidecarset check`: whether an installation works (like `linkerd check`, `istioctl
+ * verify-install`). Objects in, one verdict per check out; src/cli/check.ts reads the objects. The
+ * checks follow what an installation creates (manifests/base, charts/sidecarset,
+ * src/k8s/certificates.ts): the CRD and its conversion webhook, the two webhook configurations with
+ * their caBundle and Service, the Deployment, the controller's Lease, and the SidecarSets' status.
+ */
+import { X509Certificate } from 'node:crypto';
+
+import { ROLLOUT_PAUSED } from '../health/rollout-paused-condition.js';
+import type { SidecarSet } from '../sidecarset-types.js';
+
+export type CheckState = 'ok' | 'warning' | 'failed';
+
+export interface InstallationCheck {
+  name: string;
+  state: CheckState;
+  message: string;
+  /** For a failure or a warning: what to do, or where to read on. */
+  fix?: string;
+}
+
+/** An object that could not be read, with the API server's reason (a 403, a timeout). */
+export interface Unreadable {
+  unreadable: string;
+}
+
+/** What a read gave: the object, undefined when it does not exist, or why it could not be read. */
+export type Read<T> = T | undefined | Unreadable;
+
+interface ServiceReference {
+  namespace?: string;
+  name?: string;
+}
+
+interface ClientConfig {
+  caBundle?: string;
+  service?: ServiceReference;
+  url?: string;
+}
+
+export interface Webhook {
+  name: string;
+  clientConfig?: ClientConfig;
+  failurePolicy?: string;
+}
+
+export interface WebhookConfiguration {
+  webhooks?: Webhook[];
+}
+
+export interface Crd {
+  spec?: {
+    versions?: { name: string; served?: boolean; storage?: boolean }[];
+    conversion?: { strategy?: string; webhook?: { clientConfig?: ClientConfig } };
+  };
+  status?: { conditions?: { type: string; status: string; message?: string }[] };
+}
+
+export interface Deployment {
+  spec?: { replicas?: number };
+  status?: { readyReplicas?: number };
+}
+
+export interface Lease {
+  spec?: { holderIdentity?: string; leaseDurationSeconds?: number; renewTime?: string };
+}
+
+/** A Service with what says which of its pods take requests. */
+export interface ServiceEndpoints {
+  /** discovery.k8s.io/v1 EndpointSlices labelled with the Service's name. */
+  endpointSlices: { endpoints?: { conditions?: { ready?: boolean } }[] }[];
+  /** v1 Endpoints, read where a cluster has no EndpointSlices for the Service. */
+  endpoints?: { subsets?: { addresses?: unknown[] }[] };
+}
+
+export type WebhookConfigurationKind =
+  'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration';
+
+export interface InstallationState {
+  crd: Read<Crd>;
+  webhookConfigurations: {
+    kind: WebhookConfigurationKind;
+    name: string;
+    object: Read<WebhookConfiguration>;
+  }[];
+  /** Every Service the webhooks name, by serviceKey (undefined: the Service does not exist). */
+  services: ReadonlyMap<string, Read<ServiceEndpoints>>;
+  deployment: { namespace: string; name: string; object: Read<Deployment> };
+  lease: { namespace: string; name: string; object: Read<Lease> };
+  sidecarSets: SidecarSet[] | Unreadable;
+}
+
+/** A caBundle closer than this to its expiry is a warning. */
+export const CA_EXPIRY_WARNING_MS = 7 * 24 * 60 * 60 * 1000;
+
+const TROUBLESHOOTING = 'docs/troubleshooting.md';
+const FIX = {
+  install: 'install it: kubectl apply -k manifests, or the Helm chart (docs/deploy.md)',
+  certificate: `see "Certificate problems" in ${TROUBLESHOOTING}`,
+  webhookDown: `see "The webhook is down" in ${TROUBLESHOOTING}`,
+  rollout: `see "A rollout does not move" in ${TROUBLESHOOTING}`,
+  injection: `see "A sidecar is not injected" in ${TROUBLESHOOTING}`,
+  failOpen:
+    'intended by default (docs/adr/0004-webhook-failure-policy.md); manifests/components/pod-webhook-fail makes it fail closed',
+} as const;
+
+export function checkInstallation(state: InstallationState, now: Date): InstallationCheck[] {
+  const webhookChecks = state.webhookConfigurations.flatMap((config) =>
+    checkWebhookConfiguration(config, state.services, now),
+  );
+  return [
+    ...checkCrd(state.crd, state.services, now),
+    ...webhookChecks,
+    checkDeployment(state.deployment),
+    checkLease(state.lease, now),
+    ...checkSidecarSets(state.sidecarSets),
+  ];
+}
+
+/** True when no check failed (warnings allowed): the exit code of `sidecarset check`. */
+export function passed(checks: readonly InstallationCheck[]): boolean {
+  return checks.every((c) => c.state !== 'failed');
+}
+
+/** The Services the CRD's conversion webhook and the admission webhooks call. */
+export function referencedServices(
+  crd: Read<Crd>,
+  configurations: readonly Read<WebhookConfiguration>[],
+): ServiceReference[] {
+  const configs = [
+    readable(crd)?.spec?.conversion?.webhook?.clientConfig,
+    ...configurations.flatMap((c) => (readable(c)?.webhooks ?? []).map((w) => w.clientConfig)),
+  ];
+  const byKey = new Map<string, ServiceReference>();
+  for (const service of configs.map((c) => c?.service)) {
+    if (service !== undefined && !byKey.has(serviceKey(service))) {
+      byKey.set(serviceKey(service), service);
+    }
+  }
+  return [...byKey.values()];
+}
+
+export function serviceKey(service: ServiceReference): string {
+  return `${service.namespace ?? ''}/${service.name ?? ''}`;
+}
+
+/**
+ * A SidecarSet whose spec the controller has not looked at yet. A moment after an update that is
+ * normal; the command reads again after a short wait before it warns.
+ */
+export function behind(ss: SidecarSet): boolean {
+  const generation = ss.metadata.generation;
+  return generation !== undefined && (ss.status?.observedGeneration ?? 0) < generation;
+}
+
+function checkCrd(
+  read: Read<Crd>,
+  services: InstallationState['services'],
+  now: Date,
+): InstallationCheck[] {
+  const name = 'CustomResourceDefinition sidecarsets.apps.kruise.io';
+  const crd = readable(read);
+  if (crd === undefined) return [missing(name, read, FIX.install)];
+  const established = crd.status?.conditions?.find((c) => c.type === 'Established');
+  const versions = crd.spec?.versions ?? [];
+  const served = (v: string) => versions.some((x) => x.name === v && x.served === true);
+  const stored = versions.find((x) => x.storage === true)?.name;
+  const problems = [
+    ...(established?.status === 'True'
+      ? []
+      : [`not Established${established?.message ? `: ${established.message}` : ''}`]),
+    ...(served('v1beta1') ? [] : ['does not serve v1beta1']),
+    ...(served('v1alpha1') ? [] : ['does not serve v1alpha1']),
+    ...(stored === 'v1beta1' ? [] : [`stores ${stored ?? 'no version'}, not v1beta1`]),
+  ];
+  const main =
+    problems.length === 0
+      ? ok(name, 'Established; serves v1beta1 (stored) and v1alpha1')
+      : failed(name, problems.join('; '), `apply the CRD of this release again (${FIX.install})`);
+  const conversion = crd.spec?.conversion;
+  const webhookName = 'CRD conversion webhook';
+  if (conversion?.strategy !== 'Webhook' || conversion.webhook?.clientConfig === undefined) {
+    return [
+      main,
+      failed(
+        webhookName,
+        `conversion strategy is ${conversion?.strategy ?? 'None'}: v1alpha1 SidecarSets are not converted`,
+        `apply the CRD of this release again (${FIX.install})`,
+      ),
+    ];
+  }
+  const clientConfig = conversion.webhook.clientConfig;
+  return [
+    main,
+    checkCaBundle(`${webhookName}: caBundle`, clientConfig.caBundle, now),
+    checkService(`${webhookName}: service`, clientConfig, services),
+  ];
+}
+
+function checkWebhookConfiguration(
+  config: InstallationState['webhookConfigurations'][number],
+  services: InstallationState['services'],
+  now: Date,
+): InstallationCheck[] {
+  const name = `${config.kind} ${config.name}`;
+  const found = readable(config.object);
+  if (found === undefined) return [missing(name, config.object, FIX.install)];
+  const webhooks = found.webhooks ?? [];
+  if (webhooks.length === 0) return [failed(name, 'has no webhooks', FIX.install)];
+  return webhooks.flatMap((webhook) => {
+    const prefix = `webhook ${webhook.name}`;
+    const clientConfig = webhook.clientConfig ?? {};
+    return [
+      checkCaBundle(`${prefix}: caBundle`, clientConfig.caBundle, now),
+      checkService(`${prefix}: service`, clientConfig, services),
+      webhook.failurePolicy === 'Ignore'
+        ? warning(
+            `${prefix}: failurePolicy`,
+            'Ignore: while the webhook is unreachable, pods are created without their sidecars',
+            FIX.failOpen,
+          )
+        : ok(`${prefix}: failurePolicy`, webhook.failurePolicy ?? 'Fail'),
+    ];
+  });
+}
+
+function checkCaBundle(name: string, caBundle: string | undefined, now: Date): InstallationCheck {
+  if (caBundle === undefined || caBundle === '') {
+    return failed(
+      name,
+      'empty: the API server cannot verify the webhook, every call fails',
+      `the webhook writes it within seconds of starting (self-managed certificate); ${FIX.certificate}`,
+    );
+  }
+  const pem = Buffer.from(caBundle, 'base64').toString('utf8');
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) {
+    return failed(
+      name,
+      'not a PEM certificate (the placeholder of manifests/base?)',
+      FIX.certificate,
+    );
+  }
+  let certificates: X509Certificate[];
+  try {
+    certificates = blocks.map((block) => new X509Certificate(block));
+  } catch (err) {
+    return failed(name, `cannot be parsed: ${messageOf(err)}`, FIX.certificate);
+  }
+  const first = certificates.reduce((a, b) =>
+    Date.parse(b.validTo) < Date.parse(a.validTo) ? b : a,
+  );
+  const notAfter = new Date(first.validTo);
+  const subject = first.subject.replace(/\n/g, ', ');
+  const left = notAfter.getTime() - now.getTime();
+  if (certificates.some((c) => Date.parse(c.validFrom) > now.getTime())) {
+    return failed(name, `${subject} is not valid yet`, FIX.certificate);
+  }
+  if (left <= 0) {
+    return failed(name, `${subject} expired at ${notAfter.toISOString()}`, FIX.certificate);
+  }
+  if (left < CA_EXPIRY_WARNING_MS) {
+    return warning(name, `${subject} expires at ${notAfter.toISOString()}`, FIX.certificate);
+  }
+  return ok(name, `${subject}, valid until ${notAfter.toISOString()}`);
+}
+
+function checkService(
+  name: string,
+  clientConfig: ClientConfig,
+  services: InstallationState['services'],
+): InstallationCheck {
+  if (clientConfig.service === undefined) {
+    return clientConfig.url === undefined
+      ? failed(name, 'names neither a Service nor a URL', FIX.install)
+      : ok(name, `calls ${clientConfig.url} (outside the cluster: not checked)`);
+  }
+  const key = serviceKey(clientConfig.service);
+  const read = services.get(key);
+  const service = readable(read);
+  if (service === undefined) return missing(`${name} ${key}`, read, FIX.webhookDown);
+  const ready = readyEndpoints(service);
+  return ready === 0
+    ? failed(name, `${key} has no ready endpoints: no webhook replica is ready`, FIX.webhookDown)
+    : ok(name, `${key} has ${ready} ready endpoint${ready === 1 ? '' : 's'}`);
+}
+
+/** Ready addresses of the EndpointSlices, else of the Endpoints. */
+export function readyEndpoints(service: ServiceEndpoints): number {
+  if (service.endpointSlices.length > 0) {
+    return service.endpointSlices
+      .flatMap((s) => s.endpoints ?? [])
+      .filter((e) => e.conditions?.ready !== false).length;
+  }
+  return (service.endpoints?.subsets ?? []).reduce((n, s) => n + (s.addresses?.length ?? 0), 0);
+}
+
+function checkDeployment(deployment: InstallationState['deployment']): InstallationCheck {
+  const name = `Deployment ${deployment.namespace}/${deployment.name}`;
+  const found = readable(deployment.object);
+  if (found === undefined) return missing(name, deployment.object, FIX.install);
+  const desired = found.spec?.replicas ?? 1;
+  const ready = found.status?.readyReplicas ?? 0;
+  const counted = `${ready}/${desired} replicas ready`;
+  if (ready === 0) return failed(name, counted, FIX.webhookDown);
+  if (ready < desired) return warning(name, counted, FIX.webhookDown);
+  return ok(name, counted);
+}
+
+function checkLease(lease: InstallationState['lease'], now: Date): InstallationCheck {
+  const name = `Lease ${lease.namespace}/${lease.name}`;
+  const found = readable(lease.object);
+  const noLeader = `no controller reconciles SidecarSets; ${FIX.rollout}`;
+  if (found === undefined) {
+    return missing(name, lease.object, `the controller takes it once it runs; ${noLeader}`);
+  }
+  const holder = found.spec?.holderIdentity ?? '';
+  if (holder === '') return failed(name, 'has no holder', noLeader);
+  const renewed = Date.parse(found.spec?.renewTime ?? '');
+  const duration = found.spec?.leaseDurationSeconds ?? 0;
+  if (Number.isNaN(renewed)) return failed(name, `held by ${holder}, never renewed`, noLeader);
+  const ago = Math.round((now.getTime() - renewed) / 1000);
+  if (ago > duration) {
+    return failed(
+      name,
+      `held by ${holder}, last renewed ${ago}s ago, beyond its leaseDurationSeconds (${duration}; by this machine's clock)`,
+      noLeader,
+    );
+  }
+  return ok(name, `held by ${holder}, renewed ${Math.max(ago, 0)}s ago`);
+}
+
+function checkSidecarSets(sidecarSets: SidecarSet[] | Unreadable): InstallationCheck[] {
+  const name = 'SidecarSets';
+  if (isUnreadable(sidecarSets)) {
+    return [failed(name, `cannot be listed: ${sidecarSets.unreadable}`, FIX.install)];
+  }
+  const count = ok(name, `${sidecarSets.length} in the cluster`);
+  return [count, ...sidecarSets.flatMap(checkSidecarSet)];
+}
+
+function checkSidecarSet(ss: SidecarSet): InstallationCheck[] {
+  const name = `SidecarSet ${ss.metadata.name ?? ''}`;
+  const paused = ss.status?.conditions?.find(
+    (c) => c.type === ROLLOUT_PAUSED && c.status === 'True',
+  );
+  const missed = ss.status?.missedPods ?? 0;
+  return [
+    ...(paused === undefined
+      ? []
+      : [
+          warning(
+            name,
+            `rollout paused (${paused.reason ?? ROLLOUT_PAUSED}${paused.message ? `: ${paused.message}` : ''})`,
+            FIX.rollout,
+          ),
+        ]),
+    ...(missed > 0
+      ? [
+          warning(
+            name,
+            `${missed} pod${missed === 1 ? '' : 's'} created without its sidecars (status.missedPods)`,
+            FIX.injection,
+          ),
+        ]
+      : []),
+    ...(behind(ss)
+      ? [
+          warning(
+            name,
+            `the controller has not observed generation ${ss.metadata.generation ?? 0} (status.observedGeneration ${ss.status?.observedGeneration ?? 0})`,
+            FIX.rollout,
+          ),
+        ]
+      : []),
+  ];
+}
+
+function missing<T>(name: string, read: Read<T>, fix: string): InstallationCheck {
+  return isUnreadable(read)
+    ? failed(name, `cannot be read: ${read.unreadable}`, fix)
+    : failed(name, 'not found', fix);
+}
+
+function readable<T>(read: Read<T>): T | undefined {
+  return read === undefined || isUnreadable(read) ? undefined : read;
+}
+
+export function isUnreadable(value: unknown): value is Unreadable {
+  return typeof value === 'object' && value !== null && 'unreadable' in value;
+}
+
+function ok(name: string, message: string): InstallationCheck {
+  return { name, state: 'ok', message };
+}
+
+function warning(name: string, message: string, fix: string): InstallationCheck {
+  return { name, state: 'warning', message, fix };
+}
+
+function failed(name: string, message: string, fix: string): InstallationCheck {
+  return { name, state: 'failed', message, fix };
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
