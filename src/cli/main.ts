@@ -2,8 +2,10 @@
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 
 import { SidecarSetError } from '../core/errors.js';
+import { INSTALLATION } from '../core/installation-names.js';
 import type { Shell } from './completion.js';
 import { completionScript, SHELLS } from './completion.js';
+import type { CheckOptions } from './check.js';
 import type { CheckInjectOptions } from './check-inject.js';
 import type { ControllerCommandOptions } from './controller.js';
 import {
@@ -203,12 +205,29 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
       .option(
         '--webhook-configuration <name>',
         "the pod webhook's MutatingWebhookConfiguration",
-        'sidecarset-mutating-webhook',
+        INSTALLATION.mutatingWebhookConfiguration,
       )
       .addOption(outputOption()),
   ).action(async (pod: string, opts: CheckInjectOptions) => {
     const { runCheckInject } = await import('./check-inject.js');
     exitCode = await runCheckInject(pod, opts, io);
+  });
+
+  addClusterOptions(
+    program
+      .command('check')
+      .description(
+        'is the installation healthy? one line per check; exit 1 when one failed (like linkerd check)',
+      )
+      .option(
+        '-n, --namespace <ns>',
+        'where the webhook Deployment and the Lease are',
+        INSTALLATION.namespace,
+      )
+      .addOption(outputOption()),
+  ).action(async (opts: CheckOptions) => {
+    const { runCheck } = await import('./check.js');
+    exitCode = await runCheck(opts, io, now);
   });
 
   program

@@ -256,7 +256,8 @@ function plainPod(value: unknown): Pod {
   return JSON.parse(JSON.stringify(value)) as Pod;
 }
 
-function clusterError(err: unknown, what: string, server: string): ClusterError {
+/** The ClusterError of a failed request about `what` (NotFoundError for a 404). */
+export function clusterError(err: unknown, what: string, server: string): ClusterError {
   if (err instanceof ClusterError) return err;
   if (err instanceof ApiException) {
     const status = statusOf(err.body);

@@ -173,22 +173,26 @@ describe('sidecarset as a Unix tool', () => {
   });
 });
 
+/** Every command of the CLI, as completion offers them. */
+const COMMANDS = [
+  'inject',
+  'validate',
+  'plan',
+  'rollout',
+  'check-inject',
+  'check',
+  'serve',
+  'controller',
+  'completion',
+];
+
 describe('sidecarset completion', () => {
   it('bash: a script bash accepts, with every command and the flags of each', async () => {
     const run = await sidecarset(['completion', 'bash']);
     assert.equal(run.code, 0, run.stderr);
     const check = spawnSync('bash', ['-n'], { input: run.stdout, encoding: 'utf8' });
     assert.equal(check.status, 0, check.stderr);
-    for (const command of [
-      'inject',
-      'validate',
-      'plan',
-      'rollout',
-      'check-inject',
-      'serve',
-      'controller',
-      'completion',
-    ]) {
+    for (const command of COMMANDS) {
       assert.match(run.stdout, new RegExp(`^    ${command}\\)$`, 'm'));
     }
     for (const sub of ['status', 'history', 'undo', 'pause', 'resume']) {
@@ -230,6 +234,7 @@ _sidecarset; printf '%s\\n' "\${COMPREPLY[@]}"`;
     assert.deepEqual(complete('sidecarset rollout undo agent --to'), ['--to-revision']);
     assert.deepEqual(complete('sidecarset rollout status agent -o j'), ['json']);
     assert.deepEqual(complete('sidecarset check-inject web-0 -n'), ['-n']);
+    assert.deepEqual(complete('sidecarset check -o '), ['table', 'json', 'yaml']);
     // A path flag gets no words: bash falls back to file names.
     assert.deepEqual(complete('sidecarset inject -f '), []);
   });
@@ -238,7 +243,7 @@ _sidecarset; printf '%s\\n' "\${COMPREPLY[@]}"`;
     const run = await sidecarset(['completion', 'zsh']);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^#compdef sidecarset\n/);
-    for (const command of ['inject', 'validate', 'plan', 'rollout', 'check-inject', 'serve']) {
+    for (const command of COMMANDS) {
       assert.match(run.stdout, new RegExp(`^    '${command}:`, 'm'));
     }
     assert.match(run.stdout, /^ {8}'undo:write a revision/m);

@@ -1,0 +1,170 @@
+/**
+ * `sidecarset check` against the fake API server holding the objects of an installation
+ * (test/support/installation.ts): a healthy one passes, a broken one fails with what to do.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+
+import { LEASES, SIDECARSETS, startFakeApiServer } from '../fake-apiserver/index.js';
+import type { FakeApiServer, JsonObject, ResourceRef } from '../fake-apiserver/index.js';
+import { DEFAULT_CERTIFICATE_TIMES, caBundleOf, issueBundle } from '../../src/server/cert-plan.js';
+import { runClusterCli } from '../support/cli.js';
+import { CRDS, MUTATING, VALIDATING } from '../support/cert-resources.js';
+import {
+  INSTALLATION_RESOURCES,
+  crd,
+  deployment,
+  endpointSlice,
+  lease,
+  mutatingWebhookConfiguration,
+  service,
+  validatingWebhookConfiguration,
+} from '../support/installation.js';
+
+const NOW = new Date('2026-07-02T10:00:00Z');
+const NS = 'sidecarset-system';
+const DEPLOYMENTS: ResourceRef = { group: 'apps', version: 'v1', resource: 'deployments' };
+const SERVICES: ResourceRef = { group: '', version: 'v1', resource: 'services' };
+const SLICES: ResourceRef = {
+  group: 'discovery.k8s.io',
+  version: 'v1',
+  resource: 'endpointslices',
+};
+
+interface Installation {
+  caBundle: string;
+  readyEndpoints: boolean[];
+  readyReplicas: number;
+  renewed: Date;
+}
+
+async function withInstallation(
+  installation: Installation,
+  body: (api: FakeApiServer, kubeconfig: string) => Promise<void>,
+): Promise<void> {
+  const api = await startFakeApiServer({
+    resources: INSTALLATION_RESOURCES,
+    namespaces: ['default', 'kube-system', NS],
+  });
+  try {
+    const create = (ref: ResourceRef, namespace: string, obj: JsonObject) =>
+      api.store.create(ref, namespace, obj);
+    create(CRDS, '', crd(installation.caBundle));
+    create(MUTATING, '', mutatingWebhookConfiguration(installation.caBundle));
+    create(VALIDATING, '', validatingWebhookConfiguration(installation.caBundle));
+    create(DEPLOYMENTS, NS, deployment(2, installation.readyReplicas));
+    create(SERVICES, NS, service());
+    create(SLICES, NS, endpointSlice(installation.readyEndpoints));
+    create(LEASES, NS, lease('sidecarset-webhook-7c9-abcde', installation.renewed));
+    const dir = await mkdtemp(join(tmpdir(), 'check-'));
+    const kubeconfig = join(dir, 'kubeconfig');
+    await writeFile(kubeconfig, api.kubeConfig().exportConfig());
+    await body(api, kubeconfig);
+  } finally {
+    await api.close();
+  }
+}
+
+async function validCaBundle(): Promise<string> {
+  return caBundleOf(
+    await issueBundle({ ...DEFAULT_CERTIFICATE_TIMES, dnsNames: ['x'], ipAddresses: [] }, NOW),
+  );
+}
+
+describe('sidecarset check', () => {
+  it('a healthy installation: every check passes, the pod webhook failing open warns, exit 0', async () => {
+    const caBundle = await validCaBundle();
+    const healthy = {
+      caBundle,
+      readyEndpoints: [true, true],
+      readyReplicas: 2,
+      renewed: new Date(NOW.getTime() - 2000),
+    };
+    await withInstallation(healthy, async (_api, kubeconfig) => {
+      const run = await runClusterCli(kubeconfig, ['check'], NOW);
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      const lines = run.stdout.split('\n');
+      assert.equal(lines.filter((l) => l.startsWith('✗')).length, 0, run.stdout);
+      assert.deepEqual(
+        lines.filter((l) => l.startsWith('!')),
+        [
+          '! webhook mpod.sidecarset.kruise.io: failurePolicy: Ignore: while the webhook is unreachable, pods are created without their sidecars',
+        ],
+      );
+      for (const expected of [
+        '✓ CustomResourceDefinition sidecarsets.apps.kruise.io: Established; serves v1beta1 (stored) and v1alpha1',
+        '✓ webhook vsidecarset.sidecarset.kruise.io: service: sidecarset-system/sidecarset-webhook has 2 ready endpoints',
+        '✓ Deployment sidecarset-system/sidecarset-webhook: 2/2 replicas ready',
+        '✓ Lease sidecarset-system/sidecarset-controller: held by sidecarset-webhook-7c9-abcde, renewed 2s ago',
+        '✓ SidecarSets: 0 in the cluster',
+        'installation OK (1 warning)',
+      ]) {
+        assert.ok(lines.includes(expected), `missing: ${expected}\n${run.stdout}`);
+      }
+
+      const json = await runClusterCli(kubeconfig, ['check', '-o', 'json'], NOW);
+      const parsed = JSON.parse(json.stdout) as { passed: boolean; checks: { state: string }[] };
+      assert.equal(parsed.passed, true);
+      assert.equal(parsed.checks.length, 15);
+    });
+  });
+
+  it('a broken installation: each failure with what to do, exit 1', async () => {
+    const broken = {
+      caBundle: Buffer.from('CA_BUNDLE_PLACEHOLDER').toString('base64'),
+      readyEndpoints: [false],
+      readyReplicas: 0,
+      renewed: new Date(NOW.getTime() - 120_000),
+    };
+    await withInstallation(broken, async (api, kubeconfig) => {
+      // No controller observes it: still behind when the command reads again.
+      api.store.create(SIDECARSETS, '', {
+        apiVersion: 'apps.kruise.io/v1beta1',
+        kind: 'SidecarSet',
+        metadata: { name: 'agent' },
+        spec: {
+          selector: { matchLabels: { app: 'web' } },
+          containers: [{ name: 'agent', image: 'agent:1' }],
+        },
+      });
+      const run = await runClusterCli(kubeconfig, ['check', '--namespace', NS], NOW);
+      assert.equal(run.code, 1, run.stderr);
+      const lines = run.stdout.split('\n');
+      for (const expected of [
+        '✗ webhook mpod.sidecarset.kruise.io: caBundle: not a PEM certificate (the placeholder of manifests/base?)',
+        '    see "Certificate problems" in docs/troubleshooting.md',
+        '✗ webhook mpod.sidecarset.kruise.io: service: sidecarset-system/sidecarset-webhook has no ready endpoints: no webhook replica is ready',
+        '    see "The webhook is down" in docs/troubleshooting.md',
+        '✗ Deployment sidecarset-system/sidecarset-webhook: 0/2 replicas ready',
+        "✗ Lease sidecarset-system/sidecarset-controller: held by sidecarset-webhook-7c9-abcde, last renewed 120s ago, beyond its leaseDurationSeconds (15; by this machine's clock)",
+        '✓ SidecarSets: 1 in the cluster',
+        '! SidecarSet agent: the controller has not observed generation 1 (status.observedGeneration 0)',
+        'installation NOT OK: 10 checks failed, 2 warnings',
+      ]) {
+        assert.ok(lines.includes(expected), `missing: ${expected}\n${run.stdout}`);
+      }
+    });
+  });
+
+  it('nothing installed in the namespace given: not found, exit 1', async () => {
+    const caBundle = await validCaBundle();
+    const healthy = {
+      caBundle,
+      readyEndpoints: [true],
+      readyReplicas: 1,
+      renewed: NOW,
+    };
+    await withInstallation(healthy, async (_api, kubeconfig) => {
+      const run = await runClusterCli(kubeconfig, ['check', '-n', 'default', '-o', 'yaml'], NOW);
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(run.stdout, /^passed: false\n/);
+      assert.match(
+        run.stdout,
+        /- name: Deployment default\/sidecarset-webhook\n {4}state: failed\n {4}message: not found\n/,
+      );
+    });
+  });
+});
