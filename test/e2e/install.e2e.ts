@@ -14,6 +14,7 @@ import { ApiKubelet } from '../support/api-kubelet.js';
 import type { SidecarsetProcess } from './processes.js';
 import { errors } from './processes.js';
 import type { Installation } from './support.js';
+import { runClusterCli } from '../support/cli.js';
 import { eventually } from '../support/eventually.js';
 import { install, scopeIncludes, useControlPlane } from './support.js';
 
@@ -196,6 +197,39 @@ describe('installed from manifests/ into a real API server', () => {
       /\nlogtail-sidecarset\s+1\s+1\s+1\s+(False\s+\S+\s+)?\S+\n/,
       columns.stdout,
     );
+  });
+
+  it('sidecarset check reads the real objects: all pass but the Deployment, which no kube-controller-manager runs here', async () => {
+    const run = await runClusterCli(plane().adminKubeconfig, ['check', '-o', 'json'], new Date());
+    const result = JSON.parse(run.stdout) as {
+      passed: boolean;
+      checks: { name: string; state: string; message: string }[];
+    };
+    assert.deepEqual(
+      result.checks.filter((c) => c.state !== 'ok').map((c) => [c.name, c.state, c.message]),
+      [
+        [
+          'webhook mpod.sidecarset.kruise.io: failurePolicy',
+          'warning',
+          'Ignore: while the webhook is unreachable, pods are created without their sidecars',
+        ],
+        ['Deployment sidecarset-system/sidecarset-webhook', 'failed', '0/2 replicas ready'],
+      ],
+      run.stdout,
+    );
+    // The test overlay points every webhook at 127.0.0.1 (test/e2e/install.ts).
+    assert.match(
+      result.checks.find((c) => c.name === 'CRD conversion webhook: service')?.message ?? '',
+      /^calls https:\/\/127\.0\.0\.1:\d+\/convert /,
+    );
+    assert.match(
+      result.checks.find((c) => c.name.startsWith('Lease '))?.message ?? '',
+      /^held by \S+, renewed \d+s ago$/,
+    );
+    assert.ok(
+      result.checks.some((c) => c.name === 'SidecarSets' && c.message === '1 in the cluster'),
+    );
+    assert.equal(run.code, 1);
   });
 
   it('failurePolicy Ignore: with the webhook down a pod is created without its sidecar, then injected again', async () => {
