@@ -25,6 +25,7 @@ import type {
 } from '../core/diagnosis/installation-check.js';
 import {
   behind,
+  controllerSetup,
   isUnreadable,
   referencedServices,
   serviceKey,
@@ -52,7 +53,7 @@ export async function readInstallation(
   const apps = kubeConfig.makeApiClient(AppsV1Api);
   const coordination = kubeConfig.makeApiClient(CoordinationV1Api);
   const { namespace } = options;
-  const [crd, mutating, validating, deployment, lease, sidecarSets] = await Promise.all([
+  const [crd, mutating, validating, deployment, sidecarSets] = await Promise.all([
     read<Crd>(kubeConfig, `customresourcedefinition "${INSTALLATION.crd}"`, () =>
       extensions.readCustomResourceDefinition({ name: INSTALLATION.crd }),
     ),
@@ -75,11 +76,17 @@ export async function readInstallation(
     read<Deployment>(kubeConfig, `deployment "${namespace}/${INSTALLATION.deployment}"`, () =>
       apps.readNamespacedDeployment({ namespace, name: INSTALLATION.deployment }),
     ),
-    read<Lease>(kubeConfig, `lease "${namespace}/${INSTALLATION.lease}"`, () =>
-      coordination.readNamespacedLease({ namespace, name: INSTALLATION.lease }),
-    ),
     settledSidecarSets(client, options.settleMs),
   ]);
+  // The Lease the Deployment's controller uses, if it elects a leader at all.
+  const setup = controllerSetup(deployment);
+  const leaseName = setup.leaseName;
+  const lease =
+    setup.controller && setup.leaderElect
+      ? await read<Lease>(kubeConfig, `lease "${namespace}/${leaseName}"`, () =>
+          coordination.readNamespacedLease({ namespace, name: leaseName }),
+        )
+      : undefined;
   const services = new Map<string, Read<ServiceEndpoints>>();
   await Promise.all(
     referencedServices(crd, [mutating, validating]).map(async (ref) => {
@@ -102,7 +109,7 @@ export async function readInstallation(
     ],
     services,
     deployment: { namespace, name: INSTALLATION.deployment, object: deployment },
-    lease: { namespace, name: INSTALLATION.lease, object: lease },
+    lease: { namespace, name: leaseName, object: lease },
     sidecarSets,
   };
 }

@@ -84,12 +84,31 @@ export function validatingWebhookConfiguration(caBundle: string): JsonObject {
   };
 }
 
-export function deployment(replicas: number, readyReplicas: number): JsonObject {
+/** The webhook's Deployment; `env` on top of the manifests' SIDECARSET_LEADER_ELECT true. */
+export function deployment(
+  replicas: number,
+  readyReplicas: number,
+  env: Record<string, string> = {},
+): JsonObject {
+  const vars = { SIDECARSET_LEADER_ELECT: 'true', ...env };
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: INSTALLATION.deployment, namespace: INSTALLATION.namespace, labels: LABELS },
-    spec: { replicas },
+    spec: {
+      replicas,
+      template: {
+        spec: {
+          containers: [
+            {
+              name: 'webhook',
+              image: 'sidecarset:0.1.0',
+              env: Object.entries(vars).map(([name, value]) => ({ name, value })),
+            },
+          ],
+        },
+      },
+    },
     status: { replicas, readyReplicas },
   };
 }

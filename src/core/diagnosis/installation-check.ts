@@ -8,6 +8,7 @@
 import { X509Certificate } from 'node:crypto';
 
 import { ROLLOUT_PAUSED } from '../health/rollout-paused-condition.js';
+import { INSTALLATION } from '../installation-names.js';
 import type { SidecarSet } from '../sidecarset-types.js';
 
 export type CheckState = 'ok' | 'warning' | 'failed';
@@ -58,8 +59,18 @@ export interface Crd {
 }
 
 export interface Deployment {
-  spec?: { replicas?: number };
+  spec?: {
+    replicas?: number;
+    template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } };
+  };
   status?: { readyReplicas?: number };
+}
+
+/** How the Deployment runs the controller: its SIDECARSET_* environment (docs/deploy.md). */
+export interface ControllerSetup {
+  controller: boolean;
+  leaderElect: boolean;
+  leaseName: string;
 }
 
 export interface Lease {
@@ -113,7 +124,7 @@ export function checkInstallation(state: InstallationState, now: Date): Installa
     ...checkCrd(state.crd, state.services, now),
     ...webhookChecks,
     checkDeployment(state.deployment),
-    checkLease(state.lease, now),
+    checkLease(state.lease, state.deployment.object, now),
     ...checkSidecarSets(state.sidecarSets),
   ];
 }
@@ -308,8 +319,50 @@ function checkDeployment(deployment: InstallationState['deployment']): Installat
   return ok(name, counted);
 }
 
-function checkLease(lease: InstallationState['lease'], now: Date): InstallationCheck {
+/**
+ * The controller's settings from the Deployment's environment, as `serve` reads them: the
+ * controller runs unless SIDECARSET_CONTROLLER is false, elects a leader only when
+ * SIDECARSET_LEADER_ELECT is true (manifests/ and the chart set it). Without a readable Deployment,
+ * the settings of the manifests.
+ */
+export function controllerSetup(deployment: Read<Deployment>): ControllerSetup {
+  const found = readable(deployment);
+  const defaults = { controller: true, leaderElect: true, leaseName: INSTALLATION.lease };
+  if (found === undefined) return defaults;
+  const env = new Map(
+    (found.spec?.template?.spec?.containers ?? [])
+      .flatMap((c) => c.env ?? [])
+      .map((e) => [e.name, e.value] as const),
+  );
+  const bool = (value: string | undefined) => value === 'true' || value === '1';
+  const controller = env.get('SIDECARSET_CONTROLLER');
+  return {
+    controller: controller === undefined || bool(controller),
+    leaderElect: bool(env.get('SIDECARSET_LEADER_ELECT')),
+    leaseName: env.get('SIDECARSET_LEASE_NAME') ?? defaults.leaseName,
+  };
+}
+
+function checkLease(
+  lease: InstallationState['lease'],
+  deployment: Read<Deployment>,
+  now: Date,
+): InstallationCheck {
   const name = `Lease ${lease.namespace}/${lease.name}`;
+  const setup = controllerSetup(deployment);
+  if (!setup.controller) {
+    return ok(name, 'not used: the Deployment runs no controller (SIDECARSET_CONTROLLER false)');
+  }
+  if (!setup.leaderElect) {
+    const replicas = readable(deployment)?.spec?.replicas ?? 1;
+    return replicas > 1
+      ? warning(
+          name,
+          `not used: leader election is off (SIDECARSET_LEADER_ELECT) and ${replicas} replicas all reconcile`,
+          'set SIDECARSET_LEADER_ELECT to true (Helm: controller.leaderElection.enabled)',
+        )
+      : ok(name, 'not used: leader election is off, one replica reconciles');
+  }
   const found = readable(lease.object);
   const noLeader = `no controller reconciles SidecarSets; ${FIX.rollout}`;
   if (found === undefined) {

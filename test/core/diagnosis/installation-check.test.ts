@@ -15,6 +15,7 @@ import type {
 import {
   behind,
   checkInstallation,
+  controllerSetup,
   passed,
   readyEndpoints,
   referencedServices,
@@ -312,6 +313,48 @@ describe('checkInstallation', () => {
       'failed',
       "held by pod-a, last renewed 60s ago, beyond its leaseDurationSeconds (15; by this machine's clock)",
     ]);
+  });
+
+  it('the Lease follows how the Deployment runs the controller', () => {
+    const withDeployment = (object: Read<Deployment>): InstallationState => ({
+      ...healthy(),
+      deployment: { namespace: 'sidecarset-system', name: 'sidecarset-webhook', object },
+      lease: { namespace: 'sidecarset-system', name: 'sidecarset-controller', object: undefined },
+    });
+    const name = 'Lease sidecarset-system/sidecarset-controller';
+    const env = (replicas: number, vars: Record<string, string>) =>
+      withDeployment(deployment(replicas, replicas, vars));
+    assert.deepEqual(verdict(env(2, { SIDECARSET_CONTROLLER: 'false' }), name), [
+      'ok',
+      'not used: the Deployment runs no controller (SIDECARSET_CONTROLLER false)',
+    ]);
+    assert.deepEqual(verdict(env(1, { SIDECARSET_LEADER_ELECT: 'false' }), name), [
+      'ok',
+      'not used: leader election is off, one replica reconciles',
+    ]);
+    assert.deepEqual(verdict(env(3, { SIDECARSET_LEADER_ELECT: '0' }), name), [
+      'warning',
+      'not used: leader election is off (SIDECARSET_LEADER_ELECT) and 3 replicas all reconcile',
+    ]);
+    assert.deepEqual(verdict(withDeployment({}), name), [
+      'ok',
+      'not used: leader election is off, one replica reconciles',
+    ]);
+    // The controller on and electing: the Lease is needed.
+    assert.deepEqual(verdict(env(2, { SIDECARSET_CONTROLLER: '1' }), name), [
+      'failed',
+      'not found',
+    ]);
+  });
+
+  it("controllerSetup: the manifests' settings without a Deployment; SIDECARSET_LEASE_NAME", () => {
+    const manifests = { controller: true, leaderElect: true, leaseName: 'sidecarset-controller' };
+    assert.deepEqual(controllerSetup(undefined), manifests);
+    assert.deepEqual(controllerSetup({ unreadable: 'forbidden' }), manifests);
+    assert.deepEqual(
+      controllerSetup(deployment(1, 1, { SIDECARSET_LEASE_NAME: 'other' }) as Deployment),
+      { ...manifests, leaseName: 'other' },
+    );
   });
 
   it('SidecarSets: counted; paused, missed pods and an unobserved spec are warnings', () => {
