@@ -22,6 +22,8 @@ import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
 import { createControllerMetrics } from '../server/controller-metrics.js';
 import { buildApp, buildHealthApp } from '../server/app.js';
 import { writeLinesTogether } from '../server/log-batching.js';
+import type { ShutdownStep } from './shutdown-steps.js';
+import { runShutdownSteps } from './shutdown-steps.js';
 import type { ServerLimits } from '../server/http-server.js';
 import { DEFAULT_SERVER_LIMITS } from '../server/http-server.js';
 import { DEFAULT_CERTIFICATE_TIMES, serviceDnsNames } from '../server/cert-plan.js';
@@ -100,16 +102,8 @@ export async function startServe(options: ServeOptions, io: Io): Promise<Served>
   }
   const logger = pino({ level: options.logLevel, base: { service: 'sidecarset' } }, io.stdout);
   // Stopped in reverse order of start.
-  const stops: (() => Promise<void>)[] = [];
-  const stopAll = async (): Promise<void> => {
-    for (const stop of stops.splice(0).reverse()) {
-      try {
-        await stop();
-      } catch (err) {
-        logger.error({ err }, 'error while stopping');
-      }
-    }
-  };
+  const stops: ShutdownStep[] = [];
+  const stopAll = (): Promise<void> => runShutdownSteps(stops, logger);
   try {
     // Admission lines of one event-loop turn reach stdout in one write.
     const served = await startAll(options, logger, writeLinesTogether(io.stdout), stops);
@@ -124,16 +118,16 @@ async function startAll(
   options: ServeOptions,
   logger: Logger,
   beforeLogLine: () => void,
-  stops: (() => Promise<void>)[],
+  stops: ShutdownStep[],
 ): Promise<Omit<Served, 'close'>> {
   // The cache-size gauge reads the source lazily, at scrape time.
   const metrics = createMetrics(() => source);
   const kubeConfig =
     options.sidecarsets === undefined ? loadKubeConfig(options.kubeconfig) : undefined;
   const source = createSource(options, kubeConfig, logger, metrics);
-  stops.push(() => source.stop());
+  stops.push({ what: 'SidecarSet cache', stop: () => source.stop() });
   const controller = startControllerIfWanted(options, kubeConfig, logger, metrics.registry);
-  if (controller) stops.push(() => controller.stop());
+  if (controller) stops.push({ what: 'controller', stop: () => controller.stop() });
   // Certificate changes before the app exists are already in tls.pair.
   let swap: (pair: TlsPair) => void = () => undefined;
   const tls = await loadCertificate(options, kubeConfig, logger, stops, (pair) => {
@@ -161,7 +155,7 @@ async function startAll(
     swapCertificate(app, pair, metrics, logger);
   };
   const certWatch = watchCertificate(options, swap, logger);
-  if (certWatch) stops.push(() => certWatch.close());
+  if (certWatch) stops.push({ what: 'certificate file watch', stop: () => certWatch.close() });
 
   // Files mode fails fast on bad input; cluster mode serves /readyz 503 until the informers sync.
   if (options.sidecarsets !== undefined) await source.start();
@@ -170,12 +164,12 @@ async function startAll(
       logger.error({ err }, 'SidecarSet cache failed');
     });
 
-  stops.push(() => app.close());
+  stops.push({ what: 'webhook server', stop: () => app.close() });
   const url = await app.listen({ port: options.port, host: options.host });
   let metricsUrl: string | undefined;
   if (options.metricsPort !== undefined) {
     const metricsApp = buildHealthApp({ source, logger, metrics, limits });
-    stops.push(() => metricsApp.close());
+    stops.push({ what: 'metrics server', stop: () => metricsApp.close() });
     metricsUrl = await metricsApp.listen({ port: options.metricsPort, host: options.host });
   }
   const port = new URL(url).port;
@@ -298,7 +292,7 @@ async function loadCertificate(
   options: ServeOptions,
   kubeConfig: KubeConfig | undefined,
   logger: Logger,
-  stops: (() => Promise<void>)[],
+  stops: ShutdownStep[],
   onChange: (pair: TlsPair) => void,
 ): Promise<{ pair: TlsPair; caFile?: string }> {
   if (options.cert !== undefined && options.key !== undefined) {
@@ -328,7 +322,7 @@ async function manageCertificate(
   options: ServeOptions,
   { kubeConfig, secretName }: { kubeConfig: KubeConfig; secretName: string },
   logger: Logger,
-  stops: (() => Promise<void>)[],
+  stops: ShutdownStep[],
   onChange: (pair: TlsPair) => void,
 ): Promise<TlsPair> {
   const namespace = (options.controllerOptions ?? DEFAULT_CONTROLLER_FLAGS).leaderElectionNamespace;
@@ -356,7 +350,7 @@ async function manageCertificate(
     'serving the self-managed certificate',
   );
   manager.start();
-  stops.push(() => manager.stop());
+  stops.push({ what: 'certificate manager', stop: () => manager.stop() });
   return pair;
 }
 
