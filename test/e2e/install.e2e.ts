@@ -12,7 +12,7 @@ import { parse, stringify } from 'yaml';
 
 import { ApiKubelet } from '../support/api-kubelet.js';
 import type { SidecarsetProcess } from './processes.js';
-import { errors } from './processes.js';
+import { errors, lastWords } from './processes.js';
 import type { Installation } from './support.js';
 import { runClusterCli } from '../support/cli.js';
 import { eventually } from '../support/eventually.js';
@@ -233,7 +233,7 @@ describe('installed from manifests/ into a real API server', () => {
   });
 
   it('failurePolicy Ignore: with the webhook down a pod is created without its sidecar, then injected again', async () => {
-    assert.equal(await serve.stop('SIGTERM'), 0, serve.stderr());
+    assert.equal(await serve.stop('SIGTERM'), 0, lastWords(serve));
     const missed = await plane().kubectl(['apply', '-f', '-'], {
       input: await nginxPod('while-down'),
     });

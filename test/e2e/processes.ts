@@ -36,6 +36,12 @@ export interface SidecarsetProcess {
 
 const PINO_ERROR = 50;
 
+/** Its stderr and last log lines: what an assertion about the process should show when it fails. */
+export function lastWords(process: SidecarsetProcess, lines = 40): string {
+  const log = process.logs.slice(-lines).map((e) => JSON.stringify(e));
+  return `stderr:\n${process.stderr()}\nlast log lines:\n${log.join('\n')}`;
+}
+
 /** Log entries at error level or above. */
 export function errors(process: SidecarsetProcess): LogEntry[] {
   return process.logs.filter((e) => (e.level ?? 0) >= PINO_ERROR);

@@ -11,7 +11,7 @@ import { stringify } from 'yaml';
 
 import { eventually } from '../support/eventually.js';
 import type { SidecarsetProcess } from './processes.js';
-import { errors } from './processes.js';
+import { errors, lastWords } from './processes.js';
 import type { Installation } from './support.js';
 import { install, podWebhookScope, scopeIncludes, useControlPlane } from './support.js';
 
@@ -115,7 +115,7 @@ describe('the pod webhook scoped to the SidecarSets, in a real API server', () =
   });
 
   it('a pod created while the webhook is down is reported as missed within one resync', async () => {
-    assert.equal(await serve.stop('SIGTERM'), 0, serve.stderr());
+    assert.equal(await serve.stop('SIGTERM'), 0, lastWords(serve));
     assert.deepEqual(await createPod('shop', 'while-down', 'web'), ['main']);
     serve = await installation.serve();
     const missedPods = async (): Promise<unknown> => {
@@ -153,7 +153,7 @@ describe('the pod webhook scoped to the SidecarSets, in a real API server', () =
   });
 
   it('with --scope-pod-webhook false the scope is removed', async () => {
-    assert.equal(await serve.stop('SIGTERM'), 0, serve.stderr());
+    assert.equal(await serve.stop('SIGTERM'), 0, lastWords(serve));
     serve = await installation.serve(['--scope-pod-webhook', 'false']);
     await eventually(async () => (await scopeExpression()) === undefined, 'the scope removed');
     const webhook = await podWebhook();

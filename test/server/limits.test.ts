@@ -254,3 +254,19 @@ describe('connection cap', () => {
     for (const socket of open) socket.destroy();
   });
 });
+
+describe('close', () => {
+  it('does not wait for a connection that never sent a request', async () => {
+    const server = await startWith({ readTimeout: 1 });
+    const socket = await tlsConnect(server);
+    if (socket instanceof Error) throw socket;
+    try {
+      let closed = false;
+      const closing = server.served.close().then(() => (closed = true));
+      await Promise.race([closing, sleep(20_000, undefined, { ref: false })]);
+      assert.ok(closed, 'the server closed');
+    } finally {
+      socket.destroy();
+    }
+  });
+});
