@@ -22,6 +22,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import { Document } from 'yaml';
+import { INSTALLATION } from '../src/core/installation-names.js';
 import type { SidecarSetApiVersion } from '../src/core/sidecarset-types.js';
 import { V1ALPHA1, V1BETA1 } from '../src/core/sidecarset-types.js';
 import { SIDECARSET_SCHEMAS } from '../src/core/validation/sidecarset-schema.js';
@@ -203,8 +204,8 @@ export function buildCrd(): Schema {
           conversionReviewVersions: ['v1'],
           clientConfig: {
             service: {
-              name: 'sidecarset-webhook',
-              namespace: 'sidecarset-system',
+              name: INSTALLATION.service,
+              namespace: INSTALLATION.namespace,
               path: '/convert',
               port: 443,
             },

@@ -12,12 +12,14 @@ import { SIDECARSET_NAME_LABEL } from '../core/annotations.js';
 import { V1BETA1 } from '../core/sidecarset-types.js';
 import type { RevisionLookup } from '../core/inject/revision.js';
 import type { NewRevision, StoredRevision } from '../core/revisions/history.js';
+import { INSTALLATION } from '../core/installation-names.js';
 import { canonicalData, toSidecarSetRevision } from '../core/revisions/history.js';
 import type { SidecarSet, SidecarSetRevision } from '../core/sidecarset-types.js';
 import type { Backoff, Reflector, ReflectorHandlers } from './reflector.js';
 import { createReflector } from './reflector.js';
 
-export const DEFAULT_REVISION_NAMESPACE = 'sidecarset-system';
+/** The ControllerRevisions are kept in the installation's namespace unless told otherwise. */
+export const DEFAULT_REVISION_NAMESPACE = INSTALLATION.namespace;
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
