@@ -16,12 +16,14 @@ const DOMAIN_AND_PORT = `${HOST}(?::[0-9]+)?`;
 const TAG = '[\\w][\\w.-]{0,127}';
 const DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][0-9a-fA-F]{32,}';
 
-const REFERENCE = new RegExp(
+/** distribution/reference's ReferenceRegexp, anchored: groups name, tag, digest. */
+export const REFERENCE = new RegExp(
   `^((?:${DOMAIN_AND_PORT}/)?${REMOTE_NAME})(?::(${TAG}))?(?:@(${DIGEST}))?$`,
 );
 const ANCHORED_NAME = new RegExp(`^(?:(${DOMAIN_AND_PORT})/)?(${REMOTE_NAME})$`);
 const IDENTIFIER = /^[a-f0-9]{64}$/;
-const REPOSITORY_NAME_MAX = 255;
+/** reference.NameTotalLengthMax. */
+export const NAME_TOTAL_LENGTH_MAX = 255;
 /** Algorithms Kubernetes registers (crypto/sha256, crypto/sha512): their encoded form. */
 const DIGEST_ENCODED: Readonly<Record<string, RegExp>> = {
   sha256: /^[a-f0-9]{64}$/,
@@ -73,7 +75,7 @@ export function parseImageReference(image: string): ImageReference | undefined {
   const match = REFERENCE.exec(`${domain}/${remainder}`);
   if (match === null) return undefined;
   const path = ANCHORED_NAME.exec(match[1] ?? '')?.[2] ?? '';
-  if (path.length > REPOSITORY_NAME_MAX) return undefined;
+  if (path.length > NAME_TOTAL_LENGTH_MAX) return undefined;
   const tag = match[2] ?? '';
   const digest = match[3] ?? '';
   if (digest !== '' && !validDigest(digest)) return undefined;

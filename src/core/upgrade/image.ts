@@ -3,17 +3,7 @@
  * reference.Parse, without normalisation (so "busybox" and "docker.io/library/busybox" differ, as
  * they do in OpenKruise).
  */
-import { validDigest } from '../image-ref.js';
-
-/** reference.NameTotalLengthMax: a longer name does not parse. */
-const NAME_MAX = 255;
-
-const COMPONENT = '[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*';
-const DOMAIN =
-  '(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?';
-const REFERENCE = new RegExp(
-  `^((?:${DOMAIN}/)?${COMPONENT}(?:/${COMPONENT})*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?$`,
-);
+import { NAME_TOTAL_LENGTH_MAX, REFERENCE, validDigest } from '../image-ref.js';
 
 export interface ParsedImage {
   repository: string;
@@ -27,7 +17,8 @@ export function parseImage(image: string): ParsedImage | undefined {
   if (match === null) return undefined;
   const repository = match[1] ?? '';
   const digest = match[3] ?? '';
-  if (repository.length > NAME_MAX || (digest !== '' && !validDigest(digest))) return undefined;
+  if (repository.length > NAME_TOTAL_LENGTH_MAX || (digest !== '' && !validDigest(digest)))
+    return undefined;
   return { repository, tag: match[2] ?? '', digest };
 }
 
