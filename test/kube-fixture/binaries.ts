@@ -1,7 +1,7 @@
 /**
- * Where the control plane's binaries come from: `build.sh` in this folder builds kube-apiserver,
- * etcd and kubectl from the Go module beside it (cached per go.mod + go.sum + Go version), or
- * `KUBE_FIXTURE_BIN` names a folder that already holds them.
+ * Where the cluster's binaries come from: `build.sh` in this folder builds etcd, kube-apiserver,
+ * kube-controller-manager, kube-scheduler, kubelet and kubectl from the Go module beside it (cached
+ * per go.mod + go.sum + Go version), or `KUBE_FIXTURE_BIN` names a folder that already holds them.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
@@ -10,6 +10,9 @@ import { join } from 'node:path';
 export interface Binaries {
   readonly dir: string;
   readonly kubeApiserver: string;
+  readonly kubeControllerManager: string;
+  readonly kubeScheduler: string;
+  readonly kubelet: string;
   readonly etcd: string;
   readonly kubectl: string;
 }
@@ -23,12 +26,15 @@ export function binariesIn(dir: string): Binaries {
   return {
     dir,
     kubeApiserver: join(dir, 'kube-apiserver'),
+    kubeControllerManager: join(dir, 'kube-controller-manager'),
+    kubeScheduler: join(dir, 'kube-scheduler'),
+    kubelet: join(dir, 'kubelet'),
     etcd: join(dir, 'etcd'),
     kubectl: join(dir, 'kubectl'),
   };
 }
 
-async function executable(path: string): Promise<boolean> {
+export async function executable(path: string): Promise<boolean> {
   try {
     await access(path, constants.X_OK);
     return true;
@@ -66,7 +72,16 @@ export async function controlPlaneBinaries(
   const given = env['KUBE_FIXTURE_BIN'];
   if (given !== undefined && given !== '') {
     const binaries = binariesIn(given);
-    for (const path of [binaries.kubeApiserver, binaries.etcd, binaries.kubectl]) {
+    const { kubeApiserver, kubeControllerManager, kubeScheduler, kubelet, etcd, kubectl } =
+      binaries;
+    for (const path of [
+      kubeApiserver,
+      kubeControllerManager,
+      kubeScheduler,
+      kubelet,
+      etcd,
+      kubectl,
+    ]) {
       if (!(await executable(path))) throw new Error(`KUBE_FIXTURE_BIN: ${path} is not executable`);
     }
     return { binaries };

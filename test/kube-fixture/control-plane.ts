@@ -4,9 +4,12 @@
  * bearer token, service-account signing keys (so tests can mint ServiceAccount tokens with the
  * TokenRequest API), and an audit log of every request a ServiceAccount makes.
  *
- * There is no controller-manager, scheduler or kubelet: pods stay Pending unless a test reports
- * their status (test/support/api-kubelet.ts), nothing creates `default` ServiceAccounts
- * (createNamespace does), and deleted namespaces stay Terminating.
+ * By default there is no controller-manager, scheduler or kubelet: pods stay Pending unless a test
+ * reports their status (test/support/api-kubelet.ts), nothing creates `default` ServiceAccounts
+ * (createNamespace does), and deleted namespaces stay Terminating. With `controllers: true` the
+ * stock kube-controller-manager and kube-scheduler run too, so Deployments, ReplicaSets, Jobs,
+ * ServiceAccounts, garbage collection and namespace deletion behave as in any cluster; a node
+ * (test/node-fixture) then runs the pods.
  *
  * Every child process is started with the parent-death signal set (util-linux `setpriv
  * --pdeathsig`), so a test process that dies, however it dies, takes its control plane with it.
@@ -19,9 +22,9 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 
 import type { Binaries } from './binaries.js';
 
@@ -68,8 +71,10 @@ export interface KubectlResult {
 
 export interface ControlPlaneOptions {
   readonly binaries: Binaries;
-  /** How long etcd and the API server may take to become ready (default 90 s). */
+  /** How long each component may take to become ready (default 90 s). */
   readonly startTimeoutMs?: number;
+  /** Also kube-controller-manager and kube-scheduler (default false). */
+  readonly controllers?: boolean;
 }
 
 const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
@@ -138,18 +143,25 @@ export async function freePorts(count: number): Promise<number[]> {
   return ports;
 }
 
-interface Child {
+export interface Child {
   readonly name: string;
   readonly process: ChildProcess;
   readonly logFile: string;
   readonly exited: Promise<number | null>;
 }
 
-function startChild(name: string, binary: string, args: readonly string[], dir: string): Child {
+/** Starts `binary`, its output in DIR/NAME.log, to die with this process. */
+export function startChild(
+  name: string,
+  binary: string,
+  args: readonly string[],
+  dir: string,
+  env?: NodeJS.ProcessEnv,
+): Child {
   const logFile = join(dir, `${name}.log`);
   const log = createWriteStream(logFile);
   const [command, argv] = diesWithParent(binary, args);
-  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env });
   child.stdout.pipe(log, { end: false });
   child.stderr.pipe(log, { end: false });
   const exited = new Promise<number | null>((resolve) => {
@@ -165,7 +177,7 @@ function startChild(name: string, binary: string, args: readonly string[], dir: 
   return { name, process: child, logFile, exited };
 }
 
-async function stopChild(child: Child, graceMs: number): Promise<void> {
+export async function stopChild(child: Child, graceMs: number): Promise<void> {
   if (child.process.exitCode !== null || child.process.signalCode !== null) return;
   child.process.kill('SIGTERM');
   const timer = setTimeout(() => child.process.kill('SIGKILL'), graceMs);
@@ -173,7 +185,7 @@ async function stopChild(child: Child, graceMs: number): Promise<void> {
   clearTimeout(timer);
 }
 
-async function tail(file: string, lines = 30): Promise<string> {
+export async function tail(file: string, lines = 30): Promise<string> {
   const text = await readFile(file, 'utf8').catch(() => '');
   return text.trimEnd().split('\n').slice(-lines).join('\n');
 }
@@ -215,7 +227,7 @@ async function plainGet(url: string): Promise<string> {
 }
 
 /** Polls `ready` until it holds; fails early, with the log's tail, if `child` exits. */
-async function waitReady(
+export async function waitReady(
   child: Child,
   ready: () => Promise<boolean>,
   timeoutMs: number,
@@ -274,7 +286,7 @@ async function removeAbandoned(): Promise<void> {
   }
 }
 
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -394,10 +406,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       kubeConfig,
       async createNamespace(name, labels = {}) {
         await core.createNamespace({ body: { metadata: { name, labels } } });
-        await core.createNamespacedServiceAccount({
-          namespace: name,
-          body: { metadata: { name: 'default' } },
-        });
+        await ensureDefaultServiceAccount(core, name);
       },
       async serviceAccountToken(namespace, name) {
         const review = await core.createNamespacedServiceAccountToken({
@@ -426,7 +435,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       stop: stopAll,
     };
     // Namespace `default` is made by the API server itself once it runs; pods there need the
-    // ServiceAccount that no controller-manager creates here.
+    // `default` ServiceAccount, which only a controller-manager would make.
     await waitFor(async () => {
       try {
         await core.readNamespace({ name: 'default' });
@@ -435,10 +444,43 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
         return false;
       }
     }, timeoutMs);
-    await core.createNamespacedServiceAccount({
-      namespace: 'default',
-      body: { metadata: { name: 'default' } },
-    });
+    await ensureDefaultServiceAccount(core, 'default');
+    if (options.controllers === true) {
+      const [managerPort, schedulerPort] = (await freePorts(2)) as [number, number];
+      const common = [
+        `--kubeconfig=${adminKubeconfig}`,
+        '--leader-elect=false',
+        '--bind-address=127.0.0.1',
+        '--profiling=false',
+      ];
+      const manager = startChild(
+        'kube-controller-manager',
+        binaries.kubeControllerManager,
+        [
+          ...common,
+          `--secure-port=${managerPort}`,
+          // ServiceAccount tokens for pods, signed as the API server verifies them, and the
+          // kube-root-ca.crt ConfigMap in every namespace.
+          `--service-account-private-key-file=${join(dir, 'sa.key')}`,
+          `--root-ca-file=${join(dir, 'pki', 'apiserver.crt')}`,
+          // Default /usr/libexec/kubernetes/kubelet-plugins/volume/exec, which it would create.
+          `--flex-volume-plugin-dir=${join(dir, 'flex-volume-plugins')}`,
+        ],
+        dir,
+      );
+      children.push(manager);
+      const scheduler = startChild(
+        'kube-scheduler',
+        binaries.kubeScheduler,
+        [...common, `--secure-port=${schedulerPort}`],
+        dir,
+      );
+      children.push(scheduler);
+      const healthy = (port: number) => async () =>
+        (await probe(`https://127.0.0.1:${port}/healthz`)).status === 200;
+      await waitReady(manager, healthy(managerPort), timeoutMs);
+      await waitReady(scheduler, healthy(schedulerPort), timeoutMs);
+    }
     return plane;
   } catch (err) {
     await stopAll();
@@ -446,7 +488,22 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
   }
 }
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+/**
+ * The `default` ServiceAccount of a namespace, which pods need: made here unless the
+ * controller-manager made it first.
+ */
+async function ensureDefaultServiceAccount(core: CoreV1Api, namespace: string): Promise<void> {
+  try {
+    await core.createNamespacedServiceAccount({
+      namespace,
+      body: { metadata: { name: 'default' } },
+    });
+  } catch (err) {
+    if (!(err instanceof ApiException && err.code === 409)) throw err;
+  }
+}
+
+export async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms`);
@@ -463,6 +520,8 @@ function runKubectl(
   return new Promise((resolve, reject) => {
     const child = spawn(kubectl, [`--kubeconfig=${kubeconfig}`, ...args], {
       stdio: ['pipe', 'pipe', 'pipe'],
+      // Its discovery cache beside the kubeconfig, not in ~/.kube.
+      env: { ...process.env, KUBECACHEDIR: join(dirname(kubeconfig), 'kubectl-cache') },
     });
     let stdout = '';
     let stderr = '';
