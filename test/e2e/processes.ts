@@ -131,3 +131,30 @@ export async function startSidecarset(
     },
   };
 }
+
+export interface ProcessRun {
+  readonly code: number | null;
+  /** stdout and stderr, interleaved as they came. */
+  readonly out: string;
+}
+
+/** Runs a command to its end in the repository's folder, with `env` added to ours. */
+export function runProcess(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<ProcessRun> {
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      resolve({ code, out });
+    }),
+  );
+}

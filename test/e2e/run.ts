@@ -1,8 +1,9 @@
 /**
- * `npm run test:e2e`: builds the real control plane's binaries (or finds them cached), then runs
- * every test/e2e/*.e2e.ts against them, one file at a time (each starts its own control plane).
- * helm too (test/helm-fixture). Without Go it skips with one line, except under CI=true, where that
- * is a failure.
+ * `npm run test:e2e`: everything that needs built binaries. Builds the cluster's binaries
+ * (test/kube-fixture), the node's (test/node-fixture) and helm (test/helm-fixture), or finds them
+ * cached, then runs every test/e2e/*.e2e.ts and test/chart/*.e2e.ts, one file at a time (each
+ * starts its own control plane). Without Go (or, for the node, without runc or root) it skips with
+ * one line, except under CI=true, where that is a failure.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -11,8 +12,10 @@ import { dirname, join } from 'node:path';
 
 import { helmBinary } from '../helm-fixture/binary.js';
 import { controlPlaneBinaries } from '../kube-fixture/binaries.js';
+import { nodeBinaries } from '../node-fixture/binaries.js';
 
 const here = new URL('./', import.meta.url).pathname;
+const chartTests = new URL('../chart/', import.meta.url).pathname;
 
 /** node --test on `files`, one file at a time (each starts its own control plane). */
 function runTests(files: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -30,30 +33,37 @@ function runTests(files: readonly string[], env: NodeJS.ProcessEnv): Promise<num
 
 async function run(): Promise<number> {
   let found;
+  let node;
   let helm;
   try {
+    // One build at a time: they share two cores and the Go build cache.
     found = await controlPlaneBinaries();
+    node = await nodeBinaries();
     helm = await helmBinary();
   } catch (err) {
     process.stderr.write(`test:e2e: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
-  const skip = 'skip' in found ? found.skip : 'skip' in helm ? helm.skip : undefined;
-  if (skip !== undefined || 'skip' in found || 'skip' in helm) {
+  if ('skip' in found || 'skip' in node || 'skip' in helm) {
+    const skip = [found, node, helm].map((f) => ('skip' in f ? f.skip : '')).find((s) => s !== '');
     process.stdout.write(`test:e2e: skipped: ${skip ?? ''}\n`);
     return 0;
   }
   // `npm run test:e2e -- leader` runs only the files whose names contain "leader".
   const only = process.argv.slice(2);
-  const files = (await readdir(here))
-    .filter((f) => f.endsWith('.e2e.ts'))
-    .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
-    .sort()
-    .map((f) => `${here}${f}`);
+  const files: string[] = [];
+  for (const dir of [here, chartTests]) {
+    for (const f of (await readdir(dir)).sort()) {
+      if (f.endsWith('.e2e.ts') && (only.length === 0 || only.some((o) => f.includes(o)))) {
+        files.push(`${dir}${f}`);
+      }
+    }
+  }
   const auditDir = await mkdtemp(join(tmpdir(), 'e2e-audit-'));
   const env = {
     ...process.env,
     KUBE_FIXTURE_BIN: found.binaries.dir,
+    NODE_FIXTURE_BIN: node.binaries.dir,
     HELM_FIXTURE_BIN: dirname(helm.helm),
     E2E_AUDIT_DIR: auditDir,
   };

@@ -12,6 +12,9 @@ import { ensureDevCertificates } from '../../src/server/tls.js';
 import { binariesIn } from '../kube-fixture/binaries.js';
 import type { ControlPlane } from '../kube-fixture/control-plane.js';
 import { freePorts, startControlPlane } from '../kube-fixture/control-plane.js';
+import { findRunc, nodeBinariesIn } from '../node-fixture/binaries.js';
+import type { KubeNode } from '../node-fixture/node.js';
+import { startNode } from '../node-fixture/node.js';
 import { readAudit } from './audit.js';
 import { installManifests, webhooksInUse } from './install.js';
 import type { SidecarsetProcess } from './processes.js';
@@ -20,6 +23,8 @@ import { startSidecarset } from './processes.js';
 export interface ControlPlaneFixture {
   /** The running control plane (inside tests and hooks). */
   readonly plane: () => ControlPlane;
+  /** The running node (only with `useControlPlane({ node: true })`). */
+  readonly node: () => KubeNode;
   /** Runs `cleanup` after the file's tests, before the control plane stops; last deferred first. */
   readonly defer: (cleanup: () => Promise<unknown>) => void;
 }
@@ -27,20 +32,37 @@ export interface ControlPlaneFixture {
 /**
  * A control plane started before the file's tests and stopped after them, once everything deferred
  * has run (our processes and kubelets stop while the API server still answers). The binaries come
- * from KUBE_FIXTURE_BIN, which `npm run test:e2e` (test/e2e/run.ts) sets after building them.
+ * from KUBE_FIXTURE_BIN (and NODE_FIXTURE_BIN), which `npm run test:e2e` (test/e2e/run.ts) sets
+ * after building them. With `node: true`, a whole cluster: the controller-manager, the scheduler
+ * and one real node (test/node-fixture), stopped before the control plane.
  */
-export function useControlPlane(): ControlPlaneFixture {
+export function useControlPlane(options: { node?: boolean } = {}): ControlPlaneFixture {
   let plane: ControlPlane | undefined;
+  let node: KubeNode | undefined;
   const cleanups: (() => Promise<unknown>)[] = [];
   before(async () => {
     const dir = process.env['KUBE_FIXTURE_BIN'];
     if (dir === undefined) throw new Error('KUBE_FIXTURE_BIN is not set: run npm run test:e2e');
-    plane = await startControlPlane({ binaries: binariesIn(dir) });
+    const binaries = binariesIn(dir);
+    plane = await startControlPlane({ binaries, controllers: options.node === true });
+    if (options.node === true) {
+      const nodeDir = process.env['NODE_FIXTURE_BIN'];
+      const runc = findRunc();
+      if (nodeDir === undefined || runc === undefined) {
+        throw new Error('NODE_FIXTURE_BIN is not set or runc is missing: run npm run test:e2e');
+      }
+      node = await startNode({
+        plane,
+        binaries: nodeBinariesIn(nodeDir, runc),
+        kubelet: binaries.kubelet,
+      });
+    }
   });
   after(async () => {
     if (plane === undefined) return;
     try {
       for (const cleanup of cleanups.reverse()) await cleanup();
+      await node?.stop();
       await checkOurRequests(plane);
     } finally {
       await plane.stop();
@@ -50,6 +72,10 @@ export function useControlPlane(): ControlPlaneFixture {
     plane: () => {
       if (plane === undefined) throw new Error('the control plane is not running');
       return plane;
+    },
+    node: () => {
+      if (node === undefined) throw new Error('the node is not running');
+      return node;
     },
     defer: (cleanup) => {
       cleanups.push(cleanup);

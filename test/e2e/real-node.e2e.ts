@@ -1,0 +1,575 @@
+/**
+ * In-place sidecar upgrades on a real node: the stock kubelet, containerd and runc
+ * (test/node-fixture), with the controller-manager and the scheduler, so pods come from real
+ * Deployments and real kubelets restart real containers. `sidecarset serve` runs as the
+ * manifests' ServiceAccount, as in the other e2e files. Images are the node fixture's
+ * (test/node-fixture/images.ts); pods use the host's network and exec readiness probes, so no
+ * traffic leaves 127.0.0.1; logs are read from the kubelet's log folder.
+ */
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  Watch,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+
+import { TEST_IMAGES } from '../node-fixture/images.js';
+import { eventually } from '../support/eventually.js';
+import { replaceSidecarSet } from '../support/replace-sidecarset.js';
+import type { ProcessRun, SidecarsetProcess } from './processes.js';
+import { errors, lastWords, runProcess } from './processes.js';
+import type { Installation } from './support.js';
+import { install, scopeIncludes, useControlPlane } from './support.js';
+
+const SIDECARSETS = { group: 'apps.kruise.io', version: 'v1beta1', plural: 'sidecarsets' };
+/** A real node is slower than the test kubelet: image restarts, probes, a 2-core machine. */
+const SLOW = 120_000;
+
+interface SidecarSetStatus {
+  observedGeneration?: number;
+  matchedPods?: number;
+  updatedPods?: number;
+  readyPods?: number;
+  updatedReadyPods?: number;
+  missedPods?: number;
+  conditions?: { type: string; status: string; reason?: string; message?: string }[];
+}
+
+interface SidecarSetJson {
+  metadata: { generation?: number };
+  spec: { containers: { image: string }[] };
+  status?: SidecarSetStatus;
+}
+
+/** `value`, or a failure naming what is missing. */
+function must<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`no ${what}`);
+  return value;
+}
+
+const nameOf = (pod: V1Pod): string => pod.metadata?.name ?? '';
+const uidOf = (pod: V1Pod): string => pod.metadata?.uid ?? '';
+
+function statusOf(pod: V1Pod, container: string): V1ContainerStatus | undefined {
+  return [
+    ...(pod.status?.containerStatuses ?? []),
+    ...(pod.status?.initContainerStatuses ?? []),
+  ].find((s) => s.name === container);
+}
+
+function specImage(pod: V1Pod, container: string): string | undefined {
+  return [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find(
+    (c) => c.name === container,
+  )?.image;
+}
+
+function isReady(pod: V1Pod): boolean {
+  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+}
+
+/** The container runs `image` and is ready, as the kubelet reports it. */
+function runsReady(pod: V1Pod, container: string, image: string): boolean {
+  const status = statusOf(pod, container);
+  return status?.image === image && status.ready && status.state?.running !== undefined;
+}
+
+function envList(env: Record<string, string>): { name: string; value: string }[] {
+  return Object.entries(env).map(([name, value]) => ({ name, value }));
+}
+
+/** A sidecar running testd, ready 2 s after each start (its readiness probe asks testd). */
+function sidecarContainer(name: string, image: string, env: Record<string, string> = {}) {
+  return {
+    name,
+    image,
+    env: envList({ NAME: name, TESTD_READY_AFTER: '2s', ...env }),
+    readinessProbe: { exec: { command: ['/testd', 'ready'] }, periodSeconds: 1 },
+  };
+}
+
+/** The app: testd as `nginx`, with a TZ for the sidecar to take (transferEnv). */
+function appContainer(env: Record<string, string> = {}) {
+  return {
+    name: 'nginx',
+    image: TEST_IMAGES.app,
+    env: envList({ NAME: 'nginx', TZ: 'Asia/Shanghai', ...env }),
+  };
+}
+
+/**
+ * Pods of one namespace as a watch delivers them: every version in order, and the most pods seen
+ * not Ready at one moment (what maxUnavailable bounds).
+ */
+class PodWatch {
+  readonly pods = new Map<string, V1Pod>();
+  readonly history: V1Pod[] = [];
+  worstUnready = 0;
+  private abort: (() => void) | undefined;
+
+  static async start(kubeConfig: ConstructorParameters<typeof Watch>[0], namespace: string) {
+    const watch = new PodWatch();
+    const request = await new Watch(kubeConfig).watch(
+      `/api/v1/namespaces/${namespace}/pods`,
+      {},
+      (type: string, pod: V1Pod) => {
+        watch.history.push(pod);
+        const name = pod.metadata?.name ?? '';
+        if (type === 'DELETED' || pod.metadata?.deletionTimestamp !== undefined) {
+          watch.pods.delete(name);
+        } else {
+          watch.pods.set(name, pod);
+        }
+        const unready = [...watch.pods.values()].filter((p) => !isReady(p)).length;
+        watch.worstUnready = Math.max(watch.worstUnready, unready);
+      },
+      () => undefined,
+    );
+    watch.abort = () => {
+      request.abort();
+    };
+    return watch;
+  }
+
+  /** Starts counting again from the pods as they are now. */
+  resetWorst(): void {
+    this.worstUnready = [...this.pods.values()].filter((p) => !isReady(p)).length;
+  }
+
+  stop(): void {
+    this.abort?.();
+  }
+}
+
+describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)', () => {
+  const cluster = useControlPlane({ node: true });
+  const plane = cluster.plane;
+  let installation: Installation;
+  let serve: SidecarsetProcess;
+  let core: CoreV1Api;
+  let apps: AppsV1Api;
+  let custom: CustomObjectsApi;
+
+  before(async () => {
+    installation = await install(plane());
+    serve = await installation.serve();
+    cluster.defer(async () => {
+      await serve.stop();
+    });
+    const kubeConfig = plane().kubeConfig();
+    core = kubeConfig.makeApiClient(CoreV1Api);
+    apps = kubeConfig.makeApiClient(AppsV1Api);
+    custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  });
+
+  const pods = async (namespace: string): Promise<V1Pod[]> =>
+    (await core.listNamespacedPod({ namespace })).items.filter(
+      (p) => p.metadata?.deletionTimestamp === undefined,
+    );
+
+  const sidecarSet = async (name: string): Promise<SidecarSetJson> =>
+    (await custom.getClusterCustomObject({ ...SIDECARSETS, name })) as SidecarSetJson;
+
+  async function createSidecarSet(
+    name: string,
+    namespace: string,
+    spec: Record<string, unknown>,
+    annotations: Record<string, string> = {},
+  ): Promise<void> {
+    await custom.createClusterCustomObject({
+      ...SIDECARSETS,
+      body: {
+        apiVersion: 'apps.kruise.io/v1beta1',
+        kind: 'SidecarSet',
+        metadata: { name, annotations },
+        spec: {
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
+          selector: { matchLabels: { app: 'nginx' } },
+          ...spec,
+        },
+      },
+    });
+    await scopeIncludes(plane(), namespace);
+  }
+
+  /** A Deployment of hostNetwork pods running the app image; waits until they are all Ready. */
+  async function createDeployment(
+    namespace: string,
+    replicas: number,
+    template: Record<string, unknown> = {},
+  ): Promise<V1Pod[]> {
+    await apps.createNamespacedDeployment({
+      namespace,
+      body: {
+        metadata: { name: 'nginx' },
+        spec: {
+          replicas,
+          selector: { matchLabels: { app: 'nginx' } },
+          template: {
+            metadata: { labels: { app: 'nginx' } },
+            spec: {
+              hostNetwork: true,
+              terminationGracePeriodSeconds: 2,
+              containers: [appContainer()],
+              ...template,
+            },
+          },
+        },
+      },
+    });
+    let ready: V1Pod[] = [];
+    await eventually(
+      async () => {
+        ready = (await pods(namespace)).filter(isReady);
+        return ready.length === replicas;
+      },
+      `${replicas} pods of the Deployment Ready in ${namespace}`,
+      SLOW,
+    );
+    return ready;
+  }
+
+  async function setImage(name: string, image: string, container = 0): Promise<void> {
+    await replaceSidecarSet(custom, name, (spec) => {
+      must((spec['containers'] as { image: string }[])[container], 'container').image = image;
+    });
+  }
+
+  async function waitStatus(name: string, expected: SidecarSetStatus): Promise<SidecarSetJson> {
+    let last: SidecarSetJson | undefined;
+    await eventually(
+      async () => {
+        last = await sidecarSet(name);
+        return (
+          last.status?.observedGeneration === last.metadata.generation &&
+          Object.entries(expected).every(
+            ([key, value]) => last?.status?.[key as keyof SidecarSetStatus] === value,
+          )
+        );
+      },
+      `status ${JSON.stringify(expected)} of ${name} (last: ${JSON.stringify(last?.status)})`,
+      SLOW,
+    );
+    return must(last, 'SidecarSet');
+  }
+
+  async function rolloutPaused(name: string) {
+    return (await sidecarSet(name)).status?.conditions?.find((c) => c.type === 'RolloutPaused');
+  }
+
+  /** `sidecarset ARGS` as the admin, as a person runs it. */
+  const cli = (args: readonly string[]): Promise<ProcessRun> =>
+    runProcess(process.execPath, ['bin/sidecarset.js', ...args], {
+      KUBECONFIG: plane().adminKubeconfig,
+    });
+
+  it('the node is Ready with containerd 2 and the kubelet of the control plane', async () => {
+    const node = await core.readNode({ name: cluster.node().name });
+    const info = must(node.status?.nodeInfo, 'nodeInfo');
+    assert.equal(info.kubeletVersion, await plane().version());
+    assert.match(info.containerRuntimeVersion, /^containerd:\/\/2\./);
+  });
+
+  it("the seed's story: 6 pods of a Deployment injected at creation, then v1→v2 in place with partition and maxUnavailable", async () => {
+    const namespace = 'shop';
+    const name = 'logtail-sidecarset';
+    await plane().createNamespace(namespace);
+    await createSidecarSet(name, namespace, {
+      updateStrategy: { type: 'RollingUpdate', partition: 2, maxUnavailable: 2 },
+      containers: [
+        {
+          ...sidecarContainer('logtail', TEST_IMAGES.sidecarV1, {
+            TESTD_SHARE_DIR: '/var/log/nginx',
+          }),
+          volumeMounts: [{ name: 'nginx-log', mountPath: '/var/log/nginx' }],
+          transferEnv: [{ sourceContainerName: 'nginx', envName: 'TZ' }],
+        },
+      ],
+      volumes: [{ name: 'nginx-log', emptyDir: {} }],
+    });
+    const created = await createDeployment(namespace, 6, {
+      containers: [
+        {
+          ...appContainer({ TESTD_SHARE_DIR: '/var/log/nginx' }),
+          volumeMounts: [{ name: 'nginx-log', mountPath: '/var/log/nginx' }],
+        },
+      ],
+      volumes: [{ name: 'nginx-log', emptyDir: {} }],
+    });
+    const node = cluster.node();
+
+    // Injected at creation: the sidecar first, started before the app, sharing the volume, with
+    // the app's TZ.
+    for (const pod of created) {
+      const podName = nameOf(pod);
+      assert.deepEqual(
+        pod.spec?.containers.map((c) => c.name),
+        ['logtail', 'nginx'],
+      );
+      const startedAt = (container: string): number =>
+        new Date(must(statusOf(pod, container)?.state?.running?.startedAt, 'startedAt')).getTime();
+      const sidecarStarted = startedAt('logtail');
+      const appStarted = startedAt('nginx');
+      assert.ok(sidecarStarted <= appStarted, `${podName}: the sidecar started first`);
+      await eventually(
+        async () => {
+          const runs = await node.containerLogs(namespace, podName, 'logtail');
+          return runs[0]?.some((l) => l.includes('share=logtail,nginx')) === true;
+        },
+        `${podName}: both containers writing in the shared volume`,
+        SLOW,
+      );
+      const [firstRun] = await node.containerLogs(namespace, podName, 'logtail');
+      assert.match(firstRun?.[0] ?? '', /name=logtail version=v1 started .* TZ=Asia\/Shanghai$/);
+    }
+    await waitStatus(name, { matchedPods: 6, updatedPods: 6, readyPods: 6, updatedReadyPods: 6 });
+
+    const before = new Map(created.map((p) => [nameOf(p), p]));
+    const watch = await PodWatch.start(plane().kubeConfig(), namespace);
+    try {
+      await setImage(name, TEST_IMAGES.sidecarV2);
+      // The partition keeps 2 pods on v1.
+      await waitStatus(name, { matchedPods: 6, updatedPods: 4, updatedReadyPods: 4, readyPods: 6 });
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const held = (await pods(namespace)).filter((p) =>
+        runsReady(p, 'logtail', TEST_IMAGES.sidecarV1),
+      );
+      assert.equal(held.length, 2, 'the partition held 2 pods on v1');
+      for (const pod of held) assert.equal(statusOf(pod, 'logtail')?.restartCount, 0);
+
+      await replaceSidecarSet(custom, name, (spec) => {
+        (spec['updateStrategy'] as Record<string, unknown>)['partition'] = 0;
+      });
+      const done = await waitStatus(name, {
+        matchedPods: 6,
+        updatedPods: 6,
+        readyPods: 6,
+        updatedReadyPods: 6,
+      });
+      assert.ok(
+        watch.worstUnready <= 2,
+        `at most 2 pods unready at once, saw ${watch.worstUnready}`,
+      );
+      assert.ok(watch.worstUnready >= 1, 'the restarts were seen (pods unready for a moment)');
+
+      const after = await pods(namespace);
+      assert.equal(after.length, 6);
+      // What the kubelet reports agrees with the SidecarSet's status.
+      assert.equal(after.filter(isReady).length, done.status?.readyPods);
+      assert.equal(
+        after.filter((p) => runsReady(p, 'logtail', TEST_IMAGES.sidecarV2)).length,
+        done.status?.updatedReadyPods,
+      );
+      for (const pod of after) {
+        const podName = nameOf(pod);
+        const old = before.get(podName);
+        assert.ok(old !== undefined, `${podName} is the same pod (no pod was recreated)`);
+        assert.equal(uidOf(pod), uidOf(old));
+        const sidecarNow = must(statusOf(pod, 'logtail'), 'sidecar status');
+        const sidecarThen = must(statusOf(old, 'logtail'), 'sidecar status');
+        assert.equal(sidecarNow.restartCount, 1, `${podName}: the sidecar restarted once`);
+        assert.notEqual(sidecarNow.containerID, sidecarThen.containerID);
+        assert.notEqual(sidecarNow.imageID, sidecarThen.imageID);
+        assert.equal(sidecarNow.image, TEST_IMAGES.sidecarV2);
+        const appNow = statusOf(pod, 'nginx');
+        assert.equal(
+          appNow?.containerID,
+          statusOf(old, 'nginx')?.containerID,
+          `${podName}: app untouched`,
+        );
+        assert.equal(appNow?.restartCount, 0);
+        const runs = await node.containerLogs(namespace, podName, 'logtail');
+        assert.equal(runs.length, 2, `${podName}: two runs of the sidecar`);
+        assert.match(runs[1]?.[0] ?? '', /name=logtail version=v2 started .* TZ=Asia\/Shanghai$/);
+      }
+    } finally {
+      watch.stop();
+    }
+  });
+
+  it('a second image change while the first rollout restarts pods stays within maxUnavailable', async () => {
+    const namespace = 'twice';
+    const name = 'twice-agent';
+    await plane().createNamespace(namespace);
+    await createSidecarSet(name, namespace, {
+      updateStrategy: { maxUnavailable: 2 },
+      containers: [sidecarContainer('agent', TEST_IMAGES.sidecarV1, { TESTD_READY_AFTER: '4s' })],
+    });
+    await createDeployment(namespace, 6);
+    await waitStatus(name, { matchedPods: 6, updatedReadyPods: 6 });
+    const watch = await PodWatch.start(plane().kubeConfig(), namespace);
+    try {
+      await setImage(name, TEST_IMAGES.sidecarV2);
+      await eventually(
+        async () =>
+          (await pods(namespace)).some(
+            (p) => specImage(p, 'agent') === TEST_IMAGES.sidecarV2 && !isReady(p),
+          ),
+        'the first pods restarting for v2',
+        SLOW,
+      );
+      await setImage(name, TEST_IMAGES.sidecarV3);
+      await waitStatus(name, { matchedPods: 6, updatedPods: 6, updatedReadyPods: 6, readyPods: 6 });
+      assert.ok(
+        watch.worstUnready <= 2,
+        `at most 2 pods unready at once, saw ${watch.worstUnready}`,
+      );
+      for (const pod of await pods(namespace)) {
+        assert.ok(runsReady(pod, 'agent', TEST_IMAGES.sidecarV3), pod.metadata?.name);
+        assert.equal(statusOf(pod, 'nginx')?.restartCount, 0);
+      }
+    } finally {
+      watch.stop();
+    }
+  });
+
+  for (const failure of [
+    { image: TEST_IMAGES.missing, what: 'an image the node does not have' },
+    { image: TEST_IMAGES.sidecarCrash, what: 'an image that crash-loops' },
+  ]) {
+    it(`the health gate pauses on ${failure.what}; rollout undo brings the pods back in place`, async () => {
+      const namespace = failure.image === TEST_IMAGES.missing ? 'gate-missing' : 'gate-crash';
+      const name = `${namespace}-agent`;
+      await plane().createNamespace(namespace);
+      await createSidecarSet(
+        name,
+        namespace,
+        {
+          updateStrategy: { maxUnavailable: 1 },
+          containers: [sidecarContainer('agent', TEST_IMAGES.sidecarV1)],
+        },
+        {
+          'sidecarset.dev/progress-deadline-seconds': '10',
+          'sidecarset.dev/max-sidecar-restarts': '1',
+        },
+      );
+      const created = await createDeployment(namespace, 3);
+      await waitStatus(name, { matchedPods: 3, updatedReadyPods: 3 });
+      const uids = new Map(created.map((p) => [uidOf(p), statusOf(p, 'nginx')?.containerID]));
+
+      await setImage(name, failure.image);
+      await eventually(
+        async () => (await rolloutPaused(name))?.status === 'True',
+        'RolloutPaused',
+        SLOW,
+      );
+      const paused = await rolloutPaused(name);
+      assert.equal(paused?.reason, 'UnhealthyPods');
+      const broken = (await pods(namespace)).filter((p) => specImage(p, 'agent') === failure.image);
+      assert.equal(broken.length, 1, 'maxUnavailable 1: one pod tried the image, then the pause');
+      assert.ok(
+        paused.message?.includes(nameOf(must(broken[0], 'broken pod'))),
+        `the condition names the pod: ${paused.message ?? ''}`,
+      );
+
+      const undo = await cli(['rollout', 'undo', name]);
+      assert.equal(undo.code, 0, undo.out);
+      await waitStatus(name, { matchedPods: 3, updatedPods: 3, updatedReadyPods: 3, readyPods: 3 });
+      const after = await pods(namespace);
+      assert.deepEqual(
+        after.map(uidOf).sort(),
+        [...uids.keys()].sort(),
+        'the same pods, upgraded back in place',
+      );
+      for (const pod of after) {
+        assert.ok(runsReady(pod, 'agent', TEST_IMAGES.sidecarV1), pod.metadata?.name);
+        assert.equal(statusOf(pod, 'nginx')?.containerID, uids.get(uidOf(pod)));
+        assert.equal(statusOf(pod, 'nginx')?.restartCount, 0);
+      }
+    });
+  }
+
+  it('a hot upgrade with real containers: the new image in the empty slot, then the flip; the app never loses its sidecar', async () => {
+    const namespace = 'hot';
+    const name = 'hot-agent';
+    await plane().createNamespace(namespace);
+    await createSidecarSet(name, namespace, {
+      updateStrategy: { maxUnavailable: 2 },
+      containers: [
+        {
+          ...sidecarContainer('agent', TEST_IMAGES.sidecarV1),
+          upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: TEST_IMAGES.empty },
+        },
+      ],
+    });
+    const created = await createDeployment(namespace, 2);
+    const slots = (pod: V1Pod): string =>
+      ['agent-1', 'agent-2'].map((c) => specImage(pod, c) ?? '').join();
+    for (const pod of created) {
+      assert.equal(slots(pod), `${TEST_IMAGES.sidecarV1},${TEST_IMAGES.empty}`);
+    }
+    const appIds = new Map(created.map((p) => [uidOf(p), statusOf(p, 'nginx')?.containerID]));
+    const watch = await PodWatch.start(plane().kubeConfig(), namespace);
+    try {
+      await setImage(name, TEST_IMAGES.sidecarV2);
+      await eventually(
+        async () =>
+          (await pods(namespace)).every(
+            (p) =>
+              slots(p) === `${TEST_IMAGES.empty},${TEST_IMAGES.sidecarV2}` &&
+              runsReady(p, 'agent-2', TEST_IMAGES.sidecarV2) &&
+              runsReady(p, 'agent-1', TEST_IMAGES.empty),
+          ),
+        'v2 in the second slot, the first back on the empty image',
+        SLOW,
+      );
+      // At every moment the kubelet reported, one slot ran a real sidecar, ready.
+      const serving = (pod: V1Pod): boolean =>
+        ['agent-1', 'agent-2'].some((c) => {
+          const status = statusOf(pod, c);
+          return status?.ready === true && status.image !== TEST_IMAGES.empty;
+        });
+      const lost = watch.history.filter((p) => p.status?.phase === 'Running' && !serving(p));
+      assert.deepEqual(
+        lost.map((p) => `${p.metadata?.name ?? ''}@${p.metadata?.resourceVersion ?? ''}`),
+        [],
+        'pod versions without a ready sidecar',
+      );
+    } finally {
+      watch.stop();
+    }
+    for (const pod of await pods(namespace)) {
+      assert.equal(
+        pod.metadata?.annotations?.['kruise.io/sidecarset-working-hotupgrade-container'],
+        '{"agent":"agent-2"}',
+      );
+      assert.equal(statusOf(pod, 'nginx')?.containerID, appIds.get(uidOf(pod)));
+    }
+  });
+
+  it('with the webhook down (failurePolicy Ignore) a pod starts without its sidecar and is reported missed', async () => {
+    const namespace = 'down';
+    const name = 'down-agent';
+    await plane().createNamespace(namespace);
+    await createSidecarSet(name, namespace, {
+      containers: [sidecarContainer('agent', TEST_IMAGES.sidecarV1)],
+    });
+    await createDeployment(namespace, 1);
+    assert.equal(await serve.stop('SIGTERM'), 0, lastWords(serve));
+    await apps.patchNamespacedDeploymentScale(
+      { namespace, name: 'nginx', body: { spec: { replicas: 2 } } },
+      // A merge patch, as `kubectl scale` sends.
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    let missed: V1Pod | undefined;
+    await eventually(
+      async () => {
+        missed = (await pods(namespace)).find((p) => p.spec?.containers.length === 1 && isReady(p));
+        return missed !== undefined;
+      },
+      'the new pod running without its sidecar',
+      SLOW,
+    );
+    serve = await installation.serve();
+    await waitStatus(name, { missedPods: 1 });
+  });
+
+  it('serve logged no errors', () => {
+    assert.deepEqual(errors(serve), []);
+  });
+});
