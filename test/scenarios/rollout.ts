@@ -139,6 +139,11 @@ class Scenario {
   private readonly newImage: string;
   /** The most pods seen at once whose sidecar spec is `newImage` but not running it ready. */
   worstUnavailable = 0;
+  /**
+   * The most pods seen at once that are unavailable for any reason: not Ready, or their sidecar
+   * not running its spec image ready (whichever image that is).
+   */
+  worstAnyUnavailable = 0;
   /** Every version of every pod the watch delivered, in order. */
   readonly history: PodJson[] = [];
   private watchAbort?: () => void;
@@ -303,6 +308,20 @@ class Scenario {
     });
   }
 
+  /** Runs `body` while the kubelet makes containers on `image` fail this way, then heals it. */
+  async whileImageFails(
+    image: string,
+    reason: ImageFailure,
+    body: () => Promise<void>,
+  ): Promise<void> {
+    this.backend.kubelet.failImage(image, reason);
+    try {
+      await body();
+    } finally {
+      this.backend.kubelet.healImage(image);
+    }
+  }
+
   /** Pods whose sidecar runs the new image ready. */
   async upgraded(): Promise<PodJson[]> {
     return (await this.pods()).filter(
@@ -345,11 +364,17 @@ class Scenario {
         this.history.push(pod);
         if (type === 'DELETED') state.delete(pod.metadata.name);
         else state.set(pod.metadata.name, pod);
-        const unavailable = [...state.values()].filter((p) => {
+        const pods = [...state.values()];
+        const unavailable = pods.filter((p) => {
           const s = sidecar(p);
           return s.spec === this.newImage && !(s.running === this.newImage && s.ready);
         }).length;
         this.worstUnavailable = Math.max(this.worstUnavailable, unavailable);
+        const any = pods.filter((p) => {
+          const s = sidecar(p);
+          return !(podReady(p) && s.running === s.spec && s.ready);
+        }).length;
+        this.worstAnyUnavailable = Math.max(this.worstAnyUnavailable, any);
       },
       () => undefined,
     );
@@ -412,11 +437,9 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
   });
 
   it('a failing image stops the rollout at maxUnavailable; healed, it finishes', async () => {
-    const cluster = backend();
-    await withScenario(cluster, 'agent:broken', async (s) => {
+    await withScenario(backend(), 'agent:broken', async (s) => {
       await s.setUp({ pods: 5, strategy: { maxUnavailable: 2 } });
-      cluster.kubelet.failImage('agent:broken');
-      try {
+      await s.whileImageFails('agent:broken', 'ImagePullBackOff', async () => {
         await s.setImage('agent:broken');
         await eventually(
           async () =>
@@ -427,10 +450,28 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
         const onBroken = (await s.pods()).filter((p) => sidecar(p).spec === 'agent:broken');
         assert.equal(onBroken.length, 2, 'the rollout held at the budget');
         assert.ok(onBroken.every((p) => !sidecar(p).ready));
-      } finally {
-        cluster.kubelet.healImage('agent:broken');
-      }
+      });
       await s.waitUpgraded(5);
+    });
+  });
+
+  it('maxUnavailable holds across back-to-back image changes: pods still restarting count', async () => {
+    await withScenario(backend(), 'agent:3', async (s) => {
+      await s.setUp({ pods: 6, strategy: { maxUnavailable: 2 } });
+      // agent:2 never comes up: its first two pods are still restarting for it when agent:3 is
+      // published.
+      await s.whileImageFails('agent:2', 'ImagePullBackOff', async () => {
+        await s.setImage('agent:2');
+        // The status counts both writes: the controller's cache has seen them.
+        await s.waitStatus({ matchedPods: 6, updatedPods: 2 });
+        assert.equal((await s.onImage('agent:2')).length, 2, 'the rollout held at the budget');
+        await s.setImage('agent:3');
+        await s.waitUpgraded(6);
+      });
+      assert.ok(
+        s.worstAnyUnavailable <= 2,
+        `at most 2 pods unavailable across both changes; saw ${s.worstAnyUnavailable}`,
+      );
     });
   });
 
@@ -661,15 +702,13 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
     const fast = { 'sidecarset.dev/progress-deadline-seconds': '2' };
 
     it('a sidecar that never becomes ready on 20 pods, maxUnavailable 50%: paused at the threshold, said everywhere; a fixed spec finishes', async () => {
-      const cluster = backend();
-      await withScenario(cluster, 'agent:2', async (s) => {
+      await withScenario(backend(), 'agent:2', async (s) => {
         await s.setUp({
           pods: 20,
           strategy: { maxUnavailable: '50%' },
           annotations: { ...fast, 'sidecarset.dev/unhealthy-pods-to-pause': '3' },
         });
-        cluster.kubelet.failImage('agent:never-ready');
-        try {
+        await s.whileImageFails('agent:never-ready', 'ImagePullBackOff', async () => {
           await s.setImage('agent:never-ready');
           const paused = await s.waitRolloutPaused('True', 'UnhealthyPods');
           assert.match(paused.message ?? '', /^10 upgraded pod\(s\) failed \(pause at 3\): /);
@@ -694,15 +733,12 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
             async () => (await s.pausedMetric()) === 0,
             'sidecarset_rollout_paused 0',
           );
-        } finally {
-          cluster.kubelet.healImage('agent:never-ready');
-        }
+        });
       });
     });
 
     it('a crash-looping sidecar pauses the rollout on its restarts, long before the deadline; a fixed spec resumes it', async () => {
-      const cluster = backend();
-      await withScenario(cluster, 'agent:2', async (s) => {
+      await withScenario(backend(), 'agent:2', async (s) => {
         // The default deadline (600 s): only the crash-loop rule can fail a pod within the test.
         await s.setUp({
           pods: 6,
@@ -712,8 +748,7 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
             'sidecarset.dev/unhealthy-pods-to-pause': '2',
           },
         });
-        cluster.kubelet.failImage('agent:crash-loop', 'CrashLoopBackOff');
-        try {
+        await s.whileImageFails('agent:crash-loop', 'CrashLoopBackOff', async () => {
           await s.setImage('agent:crash-loop');
           const paused = await s.waitRolloutPaused('True', 'UnhealthyPods');
           assert.match(paused.message ?? '', /^[23] upgraded pod\(s\) failed \(pause at 2\): /);
@@ -735,19 +770,15 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
           await s.setImage('agent:2');
           await s.waitUpgraded(6);
           await s.waitRolloutPaused('False', 'Resumed');
-        } finally {
-          cluster.kubelet.healImage('agent:crash-loop');
-        }
+        });
       });
     });
 
     it('undo: the old image written back brings every pod back in place', async () => {
-      const cluster = backend();
-      await withScenario(cluster, 'agent:1', async (s) => {
+      await withScenario(backend(), 'agent:1', async (s) => {
         await s.setUp({ pods: 4, strategy: { maxUnavailable: 2 }, annotations: fast });
         const uids = (await s.pods()).map((p) => p.metadata.uid);
-        cluster.kubelet.failImage('agent:bad-undo');
-        try {
+        await s.whileImageFails('agent:bad-undo', 'ImagePullBackOff', async () => {
           await s.setImage('agent:bad-undo');
           await s.waitRolloutPaused('True', 'UnhealthyPods');
           await s.setImage('agent:1');
@@ -769,23 +800,17 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
             assert.equal(web?.restartCount, 0, `${pod.metadata.name}: the app kept running`);
           }
           await s.waitRolloutPaused('False', 'Resumed');
-        } finally {
-          cluster.kubelet.healImage('agent:bad-undo');
-        }
+        });
       });
     });
 
     it('stays paused when the failed pods recover, until a user resumes (sidecarset.dev/resumed-at)', async () => {
-      const cluster = backend();
-      await withScenario(cluster, 'agent:flaky', async (s) => {
+      await withScenario(backend(), 'agent:flaky', async (s) => {
         await s.setUp({ pods: 3, strategy: { maxUnavailable: 1 }, annotations: fast });
-        cluster.kubelet.failImage('agent:flaky');
-        try {
+        await s.whileImageFails('agent:flaky', 'ImagePullBackOff', async () => {
           await s.setImage('agent:flaky');
           await s.waitRolloutPaused('True', 'UnhealthyPods');
-        } finally {
-          cluster.kubelet.healImage('agent:flaky');
-        }
+        });
         await s.waitUpgraded(1);
         await settle();
         assert.equal((await s.onImage('agent:flaky')).length, 1, 'still paused: no more pods');
@@ -837,15 +862,13 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
     });
 
     it('a pod deleted mid-rollout does not count as failed', async () => {
-      const cluster = backend();
-      await withScenario(cluster, 'agent:2', async (s) => {
+      await withScenario(backend(), 'agent:2', async (s) => {
         await s.setUp({
           pods: 3,
           strategy: { maxUnavailable: 1 },
           annotations: { ...fast, 'sidecarset.dev/unhealthy-pods-to-pause': '2' },
         });
-        cluster.kubelet.failImage('agent:deleted');
-        try {
+        await s.whileImageFails('agent:deleted', 'ImagePullBackOff', async () => {
           await s.setImage('agent:deleted');
           let first = '';
           await eventually(async () => {
@@ -861,9 +884,7 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
           await new Promise((resolve) => setTimeout(resolve, 4000));
           assert.notEqual((await s.rolloutPaused())?.status, 'True', 'not paused');
           assert.equal((await s.onImage('agent:deleted')).length, 1, 'the budget holds the rest');
-        } finally {
-          cluster.kubelet.healImage('agent:deleted');
-        }
+        });
       });
     });
   });

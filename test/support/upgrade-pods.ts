@@ -11,9 +11,12 @@ export const SET = 'test-sidecarset';
 export const SIDECAR = 'test-sidecar';
 export const NEW_HASH = 'bbb';
 export const OLD_HASH = 'aaa';
+/** A revision between the two, that `previous` pods were upgraded to (image v1.5). */
+export const PREVIOUS_HASH = 'aab';
 export const WITHOUT_IMAGE = 'without-bbb';
 const V1_ID = 'docker-pullable://test-sidecar@sha256:1111';
 const V2_ID = 'docker-pullable://test-sidecar@sha256:2222';
+const V15_ID = 'docker-pullable://test-sidecar@sha256:1515';
 const BASE_TIME = Date.parse('2026-01-01T00:00:00Z');
 
 export function upgradeSidecarSet(
@@ -53,6 +56,11 @@ export interface UpgradePodOptions {
   upgraded?: boolean;
   /** Upgraded and applied by the kubelet (status reports v2). Implies upgraded. */
   done?: boolean;
+  /**
+   * With upgraded or done: the upgrade was to the revision before the SidecarSet's
+   * (PREVIOUS_HASH, image v1.5), so the pod is not updated.
+   */
+  previous?: boolean;
   /** Running with Ready=True (default true). */
   ready?: boolean;
   phase?: string;
@@ -98,15 +106,19 @@ function iso(seconds: number): string {
 export function upgradePod(i: number, options: UpgradePodOptions = {}): Pod {
   const upgraded = options.upgraded === true || options.done === true;
   const ready = options.ready ?? true;
+  const to =
+    options.previous === true
+      ? { hash: PREVIOUS_HASH, image: 'test-sidecar:v1.5', id: V15_ID }
+      : { hash: NEW_HASH, image: 'test-sidecar:v2', id: V2_ID };
   const annotations: Record<string, string> = {
     'kruise.io/sidecarset-injected-list': SET,
-    'kruise.io/sidecarset-hash': hashAnnotation(upgraded ? NEW_HASH : OLD_HASH),
+    'kruise.io/sidecarset-hash': hashAnnotation(upgraded ? to.hash : OLD_HASH),
     'kruise.io/sidecarset-hash-without-image': hashAnnotation(
       options.withoutImage ?? WITHOUT_IMAGE,
     ),
   };
   if (upgraded) {
-    annotations['kruise.io/sidecarset-inplace-update-state'] = inPlaceUpdateState(NEW_HASH, {
+    annotations['kruise.io/sidecarset-inplace-update-state'] = inPlaceUpdateState(to.hash, {
       [SIDECAR]: V1_ID,
     });
   }
@@ -130,7 +142,7 @@ export function upgradePod(i: number, options: UpgradePodOptions = {}): Pod {
     spec: {
       nodeName: options.nodeName ?? 'node-1',
       containers: [
-        { name: SIDECAR, image: upgraded ? 'test-sidecar:v2' : 'test-sidecar:v1' },
+        { name: SIDECAR, image: upgraded ? to.image : 'test-sidecar:v1' },
         { name: 'app', image: 'nginx:1.25' },
       ],
     },
@@ -140,8 +152,8 @@ export function upgradePod(i: number, options: UpgradePodOptions = {}): Pod {
       containerStatuses: [
         {
           name: SIDECAR,
-          image: options.done === true ? 'test-sidecar:v2' : 'test-sidecar:v1',
-          imageID: options.done === true ? V2_ID : V1_ID,
+          image: options.done === true ? to.image : 'test-sidecar:v1',
+          imageID: options.done === true ? to.id : V1_ID,
           ready,
           restartCount: options.restarts ?? 0,
         },
@@ -244,4 +256,19 @@ export function applied(pod: Pod): Pod {
     }),
   };
   return next;
+}
+
+/**
+ * Available as the kubelet shows it, whatever the planner makes of the pod: Running and Ready, and
+ * every container's status on its spec image (otherwise it is about to restart).
+ */
+export function runsSpecReady(pod: Readonly<Pod>): boolean {
+  const status = pod.status;
+  return (
+    status?.phase === 'Running' &&
+    status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true &&
+    pod.spec.containers.every(
+      (c) => status.containerStatuses?.find((s) => s.name === c.name)?.image === c.image,
+    )
+  );
 }

@@ -10,7 +10,7 @@ export interface BudgetInput {
   partition: number;
   /** Scaled maxUnavailable. */
   maxUnavailable: number;
-  /** Updated matched pods that are not consistent or not ready. */
+  /** Matched pods unavailable because of the controller (BudgetSummary.unavailable). */
   unavailable: number;
 }
 

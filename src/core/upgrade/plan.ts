@@ -24,6 +24,7 @@ import {
   isReady,
   isStateConsistent,
   isUpdated,
+  isUpgradedInPlace,
   upgradability,
 } from './pod-state.js';
 import { rolloutGate } from '../health/rollout-gate.js';
@@ -56,6 +57,8 @@ interface MatchedPod {
   ready: boolean;
   /** The kubelet runs what the spec says for the sidecars. */
   consistent: boolean;
+  /** This SidecarSet has written a sidecar image in place, for this revision or an earlier one. */
+  upgradedInPlace: boolean;
   /** For an outdated pod, when the strategy lets the round upgrade: what step 7 makes of it. */
   verdict: Verdict | undefined;
 }
@@ -215,6 +218,7 @@ function readPods(
       updated,
       ready: isReady(ctx, pod),
       consistent,
+      upgradedInPlace: isUpgradedInPlace(ctx, pod),
       verdict: plans && !updated ? verdict(ctx, pod, labels, consistent) : undefined,
     });
   }
@@ -252,8 +256,19 @@ function count(matched: readonly MatchedPod[], test: (m: MatchedPod) => boolean)
   return n;
 }
 
+/**
+ * Unavailable because of this controller: updated, or upgraded in place to an earlier revision,
+ * and not ready and consistent (restarting, or failed). OpenKruise counts updated pods only, so a
+ * revision published while the last one's pods restart took maxUnavailable more ready pods
+ * (docs/adr/0017-in-flight-upgrades-use-budget.md). Pods that are not ready although we never
+ * wrote them still count for nothing, as in OpenKruise.
+ */
+function unavailableByUs(m: MatchedPod): boolean {
+  return (m.updated || m.upgradedInPlace) && !available(m);
+}
+
 function budgetBefore(ctx: SidecarSetContext, matched: readonly MatchedPod[]): BudgetSummary {
-  const unavailable = count(matched, (m) => m.updated && !available(m));
+  const unavailable = count(matched, unavailableByUs);
   return {
     partition: scalePartition(ctx.partition, matched.length),
     maxUnavailable: scaleMaxUnavailable(ctx.maxUnavailable, matched.length),

@@ -187,6 +187,18 @@ function isUpdateCompleted(
   return true;
 }
 
+/**
+ * This SidecarSet has written one of the pod's sidecar images in place, for its current revision
+ * or an earlier one: its entry in kruise.io/sidecarset-inplace-update-state records a container.
+ * (Ours; OpenKruise has no such predicate. A value that does not parse records nothing.)
+ */
+export function isUpgradedInPlace(ctx: SidecarSetContext, pod: PodReadView): boolean {
+  const raw = pod.metadata.annotations?.[SIDECARSET_INPLACE_UPDATE_STATE];
+  if (raw === undefined) return false;
+  const recorded = ctx.recordedStatuses(raw);
+  return recorded !== undefined && Object.keys(recorded).length > 0;
+}
+
 export type Upgradability = 'candidate' | 'notUpgradable' | 'inFlight';
 
 /**

@@ -96,7 +96,10 @@ export interface BudgetSummary {
   partition: number;
   /** maxUnavailable, scaled against matched pods. */
   maxUnavailable: number;
-  /** Updated pods that are not consistent or not ready, before this round. */
+  /**
+   * Pods unavailable because of the controller before this round: updated, or upgraded in place
+   * to an earlier revision, and not consistent or not ready.
+   */
   unavailable: number;
   /** The same after this round's upgrades start (not-ready pods taken add nothing). */
   unavailableAfter: number;
