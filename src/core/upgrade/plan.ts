@@ -260,7 +260,7 @@ function count(matched: readonly MatchedPod[], test: (m: MatchedPod) => boolean)
  * Unavailable because of this controller: updated, or upgraded in place to an earlier revision,
  * and not ready and consistent (restarting, or failed). OpenKruise counts updated pods only, so a
  * revision published while the last one's pods restart took maxUnavailable more ready pods
- * (docs/adr/0017-in-flight-upgrades-use-budget.md). Pods that are not ready although we never
+ * (docs/adr/0018-in-flight-upgrades-use-budget.md). Pods that are not ready although we never
  * wrote them still count for nothing, as in OpenKruise.
  */
 function unavailableByUs(m: MatchedPod): boolean {

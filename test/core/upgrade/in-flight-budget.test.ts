@@ -2,7 +2,7 @@
  * maxUnavailable across back-to-back revisions (issue 20). Pods this controller upgraded in place
  * to an earlier revision and that are still restarting carry an older hash once the SidecarSet
  * changes again: they are not "updated", but they are unavailable because of our write, so they
- * count toward maxUnavailable (OpenKruise does not count them: docs/adr/0017-in-flight-upgrades-use-budget.md).
+ * count toward maxUnavailable (OpenKruise does not count them: docs/adr/0018-in-flight-upgrades-use-budget.md).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
