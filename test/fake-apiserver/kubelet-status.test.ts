@@ -111,7 +111,8 @@ describe('kubelet-status', () => {
     const list = result.status['containerStatuses'];
     const logtail = Array.isArray(list) ? list[1] : undefined;
     assert.ok(isJsonObject(logtail));
-    assert.equal(logtail['imageID'], '');
+    // A failed pull makes no new container: the status still names the one that ran.
+    assert.equal(logtail['imageID'], fakeImageId('logtail:0.16.16'));
     assert.equal(logtail['ready'], false);
   });
 
@@ -137,6 +138,96 @@ describe('kubelet-status', () => {
       types.map((c) => (isJsonObject(c) ? c['type'] : undefined)),
       ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready', 'InPlaceUpdateReady'],
     );
+  });
+
+  /** The statuses in `list` (containerStatuses or initContainerStatuses), by name. */
+  function statuses(status: JsonObject, list: string): Map<string, JsonObject> {
+    const items = status[list];
+    return new Map(
+      (Array.isArray(items) ? items.filter(isJsonObject) : []).map((c) => [
+        typeof c['name'] === 'string' ? c['name'] : '',
+        c,
+      ]),
+    );
+  }
+
+  it('runs native sidecars beside the containers and restarts them in place, as the real kubelet', () => {
+    const native = { name: 'proxy', image: 'proxy:1', restartPolicy: 'Always' };
+    const classic = { name: 'setup', image: 'setup:1' };
+    const first = started({ initContainers: [classic, native] });
+    assert.ok(isJsonObject(first['status']));
+    const before = statuses(first['status'], 'initContainerStatuses');
+    assert.deepEqual([...before.keys()], ['setup', 'proxy']);
+    assert.ok(isJsonObject(before.get('setup')?.['state']));
+    assert.ok('terminated' in (before.get('setup')?.['state'] as JsonObject));
+    assert.equal(before.get('proxy')?.['ready'], true);
+    assert.ok('running' in (before.get('proxy')?.['state'] as JsonObject));
+
+    const changed = pod(first['status'], {
+      initContainers: [classic, { ...native, image: 'proxy:2' }],
+    });
+    const result = desiredStatus(changed, context({ now: () => T1 }));
+    assert.ok(result !== undefined);
+    const after = statuses(result.status, 'initContainerStatuses');
+    assert.deepEqual(
+      after.get('setup'),
+      before.get('setup'),
+      'a completed init container stays so',
+    );
+    const proxy = after.get('proxy');
+    assert.equal(proxy?.['image'], 'proxy:2');
+    assert.equal(proxy['restartCount'], 1);
+    assert.notEqual(proxy['containerID'], before.get('proxy')?.['containerID']);
+    assert.deepEqual(proxy['lastState'], {
+      terminated: {
+        exitCode: 0,
+        reason: 'Completed',
+        startedAt: kubeTime(T0),
+        finishedAt: kubeTime(T1),
+        containerID: before.get('proxy')?.['containerID'],
+      },
+    });
+    const app = statuses(result.status, 'containerStatuses').get('nginx');
+    assert.equal(app?.['restartCount'], 0, 'the containers are untouched');
+  });
+
+  it('holds Ready back while a native sidecar is not ready', () => {
+    const native = { name: 'proxy', image: 'proxy:broken', restartPolicy: 'Always' };
+    const failures = new Map<string, ImageFailure>([['proxy:broken', 'ImagePullBackOff']]);
+    const result = desiredStatus(
+      pod({ phase: 'Pending' }, { initContainers: [native] }),
+      context({ failures }),
+    );
+    assert.ok(result !== undefined);
+    assert.equal(conditionOf(result.status, 'Ready')?.['status'], 'False');
+  });
+
+  it('a failed pull on an image change keeps naming the container that ran', () => {
+    const running = started();
+    const failures = new Map<string, ImageFailure>([['logtail:missing', 'ImagePullBackOff']]);
+    const changed = pod(running['status'] as JsonObject, {
+      containers: [
+        { name: 'nginx', image: 'nginx:1.25' },
+        { name: 'logtail', image: 'logtail:missing' },
+      ],
+    });
+    const result = desiredStatus(changed, context({ failures, now: () => T1 }));
+    assert.ok(result !== undefined);
+    const logtail = statuses(result.status, 'containerStatuses').get('logtail');
+    assert.equal(logtail?.['image'], 'logtail:0.16.16');
+    assert.equal(logtail['imageID'], fakeImageId('logtail:0.16.16'));
+    assert.deepEqual(logtail['state'], {
+      waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "logtail:missing"' },
+    });
+  });
+
+  it('says which spec generation its status describes, in the status and each condition', () => {
+    const running = started();
+    const changed = { ...running, metadata: { ...running.metadata, generation: 3 } };
+    const result = desiredStatus(changed, context({ now: () => T1 }));
+    assert.ok(result !== undefined);
+    assert.equal(result.status['observedGeneration'], 3);
+    assert.equal(conditionOf(result.status, 'Ready')?.['observedGeneration'], 3);
   });
 
   it('gives every image its own imageID', () => {

@@ -30,6 +30,8 @@ export const FAKE_HOST_IP = '192.168.0.10';
 export interface SpecContainer {
   readonly name: string;
   readonly image: string;
+  /** `Always` on an init container: a native sidecar, which runs beside the containers. */
+  readonly restartPolicy?: string;
 }
 
 export interface StatusContext {
@@ -75,12 +77,22 @@ export function specContainers(
   return containers.filter(isJsonObject).map((c) => ({
     name: typeof c['name'] === 'string' ? c['name'] : '',
     image: typeof c['image'] === 'string' ? c['image'] : '',
+    ...(typeof c['restartPolicy'] === 'string' ? { restartPolicy: c['restartPolicy'] } : {}),
   }));
 }
 
-/** True when one of the pod's (non-init) containers runs `image`. */
+/** The containers that run for the pod's life: its containers and its native sidecars. */
+function runningContainers(pod: KubeObject): { init: SpecContainer[]; main: SpecContainer[] } {
+  return {
+    init: specContainers(pod, 'initContainers').filter((c) => c.restartPolicy === 'Always'),
+    main: specContainers(pod, 'containers'),
+  };
+}
+
+/** True when one of the pod's containers or native sidecars runs `image`. */
 export function usesImage(pod: KubeObject, image: string): boolean {
-  return specContainers(pod, 'containers').some((c) => c.image === image);
+  const { init, main } = runningContainers(pod);
+  return [...init, ...main].some((c) => c.image === image);
 }
 
 /** A content-addressed id per image, so that a new image always shows a new imageID. */
@@ -146,11 +158,13 @@ export function readinessGates(pod: KubeObject): string[] {
 
 /**
  * One container's status. An unchanged healthy container keeps its previous status; a changed
- * image runs in a restarted container (restartCount + 1, new imageID and containerID, ready).
- * `failure` (the container's image was made to fail) keeps it not ready: ImagePullBackOff leaves
- * restartCount alone; CrashLoopBackOff crashes at once (restartCount + 1, lastState.terminated,
- * waiting CrashLoopBackOff) and again each `backoffSeconds` after its last crash, as a
- * crash-looping container's restartCount keeps climbing.
+ * image runs in a restarted container (restartCount + 1, new imageID and containerID, ready, the
+ * old one in lastState, stopped cleanly). `failure` (the container's image was made to fail) keeps
+ * it not ready: ImagePullBackOff leaves restartCount alone and, as the real kubelet, still names
+ * the image of the container that ran before (no new one was made); CrashLoopBackOff crashes at
+ * once (restartCount + 1, lastState.terminated, waiting CrashLoopBackOff) and again each
+ * `backoffSeconds` after its last crash, as a crash-looping container's restartCount keeps
+ * climbing.
  */
 export function containerStatus(
   spec: SpecContainer,
@@ -172,9 +186,11 @@ export function containerStatus(
   const restartCount = previous === undefined ? 0 : restarts + 1;
   const base = { name: spec.name, image: spec.image, started: false, ready: false };
   if (failure === 'ImagePullBackOff') {
+    const ran = previous !== undefined && str(previous, 'containerID') !== undefined;
     return {
       ...base,
-      imageID: '',
+      image: ran ? (str(previous, 'image') ?? spec.image) : spec.image,
+      imageID: ran ? (str(previous, 'imageID') ?? '') : '',
       restartCount: restarts,
       state: {
         waiting: {
@@ -200,6 +216,7 @@ export function containerStatus(
       },
     };
   }
+  const stopped = stoppedContainer(previous, now);
   return {
     ...base,
     imageID: fakeImageId(spec.image),
@@ -208,6 +225,22 @@ export function containerStatus(
     ready: true,
     restartCount,
     state: { running: { startedAt: now } },
+    ...(stopped === undefined ? {} : { lastState: { terminated: stopped } }),
+  };
+}
+
+/** The previous container, stopped by the kubelet for a restart (its program exits 0). */
+function stoppedContainer(previous: JsonObject | undefined, now: string): JsonObject | undefined {
+  const state = previous?.['state'];
+  const running = isJsonObject(state) ? state['running'] : undefined;
+  const containerID = previous === undefined ? undefined : str(previous, 'containerID');
+  if (!isJsonObject(running) || containerID === undefined) return undefined;
+  return {
+    exitCode: 0,
+    reason: 'Completed',
+    startedAt: running['startedAt'] ?? now,
+    finishedAt: now,
+    containerID,
   };
 }
 
@@ -218,63 +251,84 @@ export function containerStatus(
  */
 export function desiredStatus(pod: KubeObject, context: StatusContext): DesiredStatus | undefined {
   const status: JsonObject = isJsonObject(pod['status']) ? clone(pod['status']) : {};
-  const previous = Array.isArray(status['containerStatuses'])
-    ? status['containerStatuses'].filter(isJsonObject)
-    : [];
+  const statusList = (key: string): JsonObject[] => {
+    const list = status[key];
+    return Array.isArray(list) ? list.filter(isJsonObject) : [];
+  };
+  const previous = statusList('containerStatuses');
+  const previousInit = statusList('initContainerStatuses');
   const started = previous.length > 0;
   if (!started && !context.startPods) return undefined;
   const now = kubeTime(context.now());
   const backoffSeconds = context.crashLoopBackoffSeconds ?? CRASH_LOOP_BACKOFF_SECONDS;
-  const containerStatuses = specContainers(pod, 'containers').map((c) =>
+  const { init: sidecars, main } = runningContainers(pod);
+  const statusOf = (c: SpecContainer, before: readonly JsonObject[]): JsonObject =>
     containerStatus(
       c,
-      previous.find((p) => p['name'] === c.name),
+      before.find((p) => p['name'] === c.name),
       context.failures.get(c.image),
       now,
       backoffSeconds,
-    ),
-  );
-  const crashes = specContainers(pod, 'containers').flatMap((c, i) => {
-    const status = containerStatuses[i];
+    );
+  const containerStatuses = main.map((c) => statusOf(c, previous));
+  const sidecarStatuses = sidecars.map((c) => statusOf(c, previousInit));
+  const running = [...sidecars, ...main];
+  const crashes = [...sidecarStatuses, ...containerStatuses].flatMap((status, i) => {
+    const image = running[i]?.image ?? '';
     const next =
-      context.failures.get(c.image) === 'CrashLoopBackOff' && status !== undefined
+      context.failures.get(image) === 'CrashLoopBackOff'
         ? nextCrash(status, backoffSeconds)
         : undefined;
     return next === undefined ? [] : [next.getTime()];
   });
-  const ready = containerStatuses.every((c) => c['ready'] === true);
+  const ready = [...sidecarStatuses, ...containerStatuses].every((c) => c['ready'] === true);
   const conditions = Array.isArray(status['conditions']) ? status['conditions'] : undefined;
   const gatesOk = readinessGates(pod).every((type) =>
     conditions?.some((c) => isJsonObject(c) && c['type'] === type && c['status'] === 'True'),
   );
+  // Which spec this status describes, as the real kubelet says (pod generation tracking).
+  const generation = pod.metadata.generation;
+  const observed = generation === undefined ? {} : { observedGeneration: generation };
   status['conditions'] = [
-    condition('PodScheduled', true, conditions, now),
-    condition('Initialized', true, conditions, now),
-    condition('ContainersReady', ready, conditions, now),
-    condition('Ready', ready && gatesOk, conditions, now),
+    ...[
+      condition('PodScheduled', true, conditions, now),
+      condition('Initialized', true, conditions, now),
+      condition('ContainersReady', ready, conditions, now),
+      condition('Ready', ready && gatesOk, conditions, now),
+    ].map((c) => ({ ...c, ...observed })),
     ...(conditions ?? []).filter(
       (c) => !(isJsonObject(c) && KUBELET_CONDITIONS.includes(str(c, 'type') ?? '')),
     ),
   ];
   status['containerStatuses'] = containerStatuses;
+  if (generation !== undefined) status['observedGeneration'] = generation;
+  // Classic init containers ran to completion before the containers started; native sidecars
+  // (restartPolicy: Always) run beside them and restart in place like them.
   const init = specContainers(pod, 'initContainers');
-  if (init.length > 0 && !started) {
-    status['initContainerStatuses'] = init.map((c) => ({
-      name: c.name,
-      image: c.image,
-      imageID: fakeImageId(c.image),
-      ready: true,
-      restartCount: 0,
-      state: {
-        terminated: { exitCode: 0, reason: 'Completed', startedAt: now, finishedAt: now },
-      },
-    }));
+  if (init.length > 0) {
+    status['initContainerStatuses'] = init.map((c) => {
+      const sidecar = sidecarStatuses.find((status) => status['name'] === c.name);
+      if (sidecar !== undefined) return sidecar;
+      const before = previousInit.find((p) => p['name'] === c.name);
+      return (
+        before ?? {
+          name: c.name,
+          image: c.image,
+          imageID: fakeImageId(c.image),
+          ready: true,
+          restartCount: 0,
+          state: {
+            terminated: { exitCode: 0, reason: 'Completed', startedAt: now, finishedAt: now },
+          },
+        }
+      );
+    });
   }
-  const running = containerStatuses.some(
+  const anyRunning = containerStatuses.some(
     (c) => isJsonObject(c['state']) && 'running' in c['state'],
   );
   // A pod that once ran stays Running while its containers restart or back off.
-  status['phase'] = running || status['phase'] === 'Running' ? 'Running' : 'Pending';
+  status['phase'] = anyRunning || status['phase'] === 'Running' ? 'Running' : 'Pending';
   if (!started) {
     status['podIP'] = podIp(context.ipIndex);
     status['hostIP'] = FAKE_HOST_IP;

@@ -714,7 +714,8 @@ export function rolloutScenarios(backend: () => ScenarioBackend): void {
           assert.match(paused.message ?? '', /^10 upgraded pod\(s\) failed \(pause at 3\): /);
           assert.match(
             paused.message ?? '',
-            /web-\d\d \(sidecar agent is not ready 2s after the upgrade\)/,
+            // As a real kubelet reports a failed pull: the old container's image (ImageNotRunning).
+            /web-\d\d \(sidecar agent does not run agent:never-ready 2s after the upgrade\)/,
           );
           await settle();
           assert.equal((await s.onImage('agent:never-ready')).length, 10, 'no more pods touched');
