@@ -94,8 +94,8 @@ describe('npm run cluster: the README walk-through on a real node', () => {
             '-o',
             'jsonpath={.webhooks[*].matchConditions[*].expression}',
           ])
-        ).out.includes('"nginx"'),
-      'the pod webhook scope naming app=nginx',
+        ).out.includes('"local-nginx"'),
+      'the pod webhook scope naming app=local-nginx',
     );
     const deployed = await k(['apply', '-f', 'examples/local-cluster/deployment.yaml']);
     assert.equal(deployed.code, 0, deployed.out);
@@ -104,7 +104,7 @@ describe('npm run cluster: the README walk-through on a real node', () => {
         const got = await k([
           'get',
           'sidecarset',
-          'logtail-sidecarset',
+          'local-logtail',
           '-o',
           'jsonpath={.status.matchedPods}/{.status.updatedReadyPods}',
         ]);
@@ -118,7 +118,7 @@ describe('npm run cluster: the README walk-through on a real node', () => {
     const patched = await k([
       'patch',
       'sidecarset',
-      'logtail-sidecarset',
+      'local-logtail',
       '--type=json',
       '-p',
       '[{"op":"replace","path":"/spec/containers/0/image","value":"example.test/logtail:v2"}]',
@@ -126,7 +126,7 @@ describe('npm run cluster: the README walk-through on a real node', () => {
     assert.equal(patched.code, 0, patched.out);
     const status = await runProcess(
       process.execPath,
-      ['bin/sidecarset.js', 'rollout', 'status', 'logtail-sidecarset', '-w', '--timeout', '180'],
+      ['bin/sidecarset.js', 'rollout', 'status', 'local-logtail', '-w', '--timeout', '180'],
       { KUBECONFIG: adminKubeconfig },
     );
     assert.equal(status.code, 0, status.out);
