@@ -11,6 +11,7 @@ import { before, describe, it } from 'node:test';
 
 import {
   AppsV1Api,
+  BatchV1Api,
   CoreV1Api,
   CustomObjectsApi,
   PatchStrategy,
@@ -567,6 +568,59 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
     );
     serve = await installation.serve();
     await waitStatus(name, { missedPods: 1 });
+  });
+
+  it('a whole cluster: a Job completes on the node, a deleted SidecarSet takes its revisions, a deleted namespace its pods', async () => {
+    const namespace = 'batch';
+    await plane().createNamespace(namespace);
+    const batch = plane().kubeConfig().makeApiClient(BatchV1Api);
+    await batch.createNamespacedJob({
+      namespace,
+      body: {
+        metadata: { name: 'once' },
+        spec: {
+          backoffLimit: 0,
+          template: {
+            spec: {
+              hostNetwork: true,
+              restartPolicy: 'Never',
+              containers: [{ ...appContainer({ TESTD_EXIT_AFTER: '1s' }), name: 'work' }],
+            },
+          },
+        },
+      },
+    });
+    await eventually(
+      async () =>
+        (await batch.readNamespacedJob({ namespace, name: 'once' })).status?.succeeded === 1,
+      'the Job succeeded',
+      SLOW,
+    );
+
+    const revisions = async (): Promise<number> =>
+      (
+        await apps.listNamespacedControllerRevision({
+          namespace: 'sidecarset-system',
+          labelSelector: 'kruise.io/sidecarset-name=logtail-sidecarset',
+        })
+      ).items.length;
+    assert.ok((await revisions()) >= 2, 'the seed story left revisions v1 and v2');
+    await custom.deleteClusterCustomObject({ ...SIDECARSETS, name: 'logtail-sidecarset' });
+    await eventually(async () => (await revisions()) === 0, 'revisions garbage-collected', SLOW);
+
+    await core.deleteNamespace({ name: 'shop' });
+    await eventually(
+      async () => {
+        try {
+          await core.readNamespace({ name: 'shop' });
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      'namespace shop deleted with its pods',
+      SLOW,
+    );
   });
 
   it('serve logged no errors', () => {

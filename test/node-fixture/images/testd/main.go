@@ -12,6 +12,7 @@
 //	TESTD_VERSION      the version it logs (set by the image)
 //	TESTD_CRASH        "1": exit 1 half a second after starting (a crash-looping image)
 //	TESTD_READY_AFTER  a Go duration: become ready only after this long (default 0)
+//	TESTD_EXIT_AFTER   a Go duration: exit 0 after this long (a Job's container); default never
 //	TESTD_SHARE_DIR    a folder (a shared volume): write NAME there, then log the names found there
 //	TZ                 logged as it is, to show a transferred environment variable
 package main
@@ -64,6 +65,15 @@ func run() {
 		os.Exit(2)
 	}
 	ready := time.After(readyAfter)
+	var exit <-chan time.Time
+	if after := os.Getenv("TESTD_EXIT_AFTER"); after != "" {
+		d, err := time.ParseDuration(after)
+		if err != nil {
+			say("bad TESTD_EXIT_AFTER: %v", err)
+			os.Exit(2)
+		}
+		exit = time.After(d)
+	}
 	shareDir := os.Getenv("TESTD_SHARE_DIR")
 	heartbeat := time.NewTicker(2 * time.Second)
 	defer heartbeat.Stop()
@@ -72,6 +82,9 @@ func run() {
 		select {
 		case s := <-signals:
 			say("stopping on %v", s)
+			return
+		case <-exit:
+			say("done")
 			return
 		case <-ready:
 			if err := os.WriteFile(readyFile, []byte(version), 0o644); err != nil {
