@@ -276,271 +276,293 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
     assert.match(info.containerRuntimeVersion, /^containerd:\/\/2\./);
   });
 
-  it("the seed's story: 6 pods of a Deployment injected at creation, then v1→v2 in place with partition and maxUnavailable", async () => {
-    const namespace = 'shop';
-    const name = 'logtail-sidecarset';
-    await plane().createNamespace(namespace);
-    await createSidecarSet(name, namespace, {
-      updateStrategy: { type: 'RollingUpdate', partition: 2, maxUnavailable: 2 },
-      containers: [
-        {
-          ...sidecarContainer('logtail', TEST_IMAGES.sidecarV1, {
-            TESTD_SHARE_DIR: '/var/log/nginx',
-          }),
-          volumeMounts: [{ name: 'nginx-log', mountPath: '/var/log/nginx' }],
-          transferEnv: [{ sourceContainerName: 'nginx', envName: 'TZ' }],
-        },
-      ],
-      volumes: [{ name: 'nginx-log', emptyDir: {} }],
-    });
-    const created = await createDeployment(namespace, 6, {
-      containers: [
-        {
-          ...appContainer({ TESTD_SHARE_DIR: '/var/log/nginx' }),
-          volumeMounts: [{ name: 'nginx-log', mountPath: '/var/log/nginx' }],
-        },
-      ],
-      volumes: [{ name: 'nginx-log', emptyDir: {} }],
-    });
-    const node = cluster.node();
-
-    // Injected at creation: the sidecar first, started before the app, sharing the volume, with
-    // the app's TZ.
-    for (const pod of created) {
-      const podName = nameOf(pod);
-      assert.deepEqual(
-        pod.spec?.containers.map((c) => c.name),
-        ['logtail', 'nginx'],
-      );
-      const startedAt = (container: string): number =>
-        new Date(must(statusOf(pod, container)?.state?.running?.startedAt, 'startedAt')).getTime();
-      const sidecarStarted = startedAt('logtail');
-      const appStarted = startedAt('nginx');
-      assert.ok(sidecarStarted <= appStarted, `${podName}: the sidecar started first`);
-      await eventually(
-        async () => {
-          const runs = await node.containerLogs(namespace, podName, 'logtail');
-          return runs[0]?.some((l) => l.includes('share=logtail,nginx')) === true;
-        },
-        `${podName}: both containers writing in the shared volume`,
-        SLOW,
-      );
-      const [firstRun] = await node.containerLogs(namespace, podName, 'logtail');
-      assert.match(firstRun?.[0] ?? '', /name=logtail version=v1 started .* TZ=Asia\/Shanghai$/);
-    }
-    await waitStatus(name, { matchedPods: 6, updatedPods: 6, readyPods: 6, updatedReadyPods: 6 });
-
-    const before = new Map(created.map((p) => [nameOf(p), p]));
-    const watch = await PodWatch.start(plane().kubeConfig(), namespace);
-    try {
-      await setImage(name, TEST_IMAGES.sidecarV2);
-      // The partition keeps 2 pods on v1.
-      await waitStatus(name, { matchedPods: 6, updatedPods: 4, updatedReadyPods: 4, readyPods: 6 });
-      await new Promise((resolve) => setTimeout(resolve, 3000));
-      const held = (await pods(namespace)).filter((p) =>
-        runsReady(p, 'logtail', TEST_IMAGES.sidecarV1),
-      );
-      assert.equal(held.length, 2, 'the partition held 2 pods on v1');
-      for (const pod of held) assert.equal(statusOf(pod, 'logtail')?.restartCount, 0);
-
-      await replaceSidecarSet(custom, name, (spec) => {
-        (spec['updateStrategy'] as Record<string, unknown>)['partition'] = 0;
-      });
-      const done = await waitStatus(name, {
-        matchedPods: 6,
-        updatedPods: 6,
-        readyPods: 6,
-        updatedReadyPods: 6,
-      });
-      assert.ok(
-        watch.worstUnready <= 2,
-        `at most 2 pods unready at once, saw ${watch.worstUnready}`,
-      );
-      assert.ok(watch.worstUnready >= 1, 'the restarts were seen (pods unready for a moment)');
-
-      const after = await pods(namespace);
-      assert.equal(after.length, 6);
-      // What the kubelet reports agrees with the SidecarSet's status.
-      assert.equal(after.filter(isReady).length, done.status?.readyPods);
-      assert.equal(
-        after.filter((p) => runsReady(p, 'logtail', TEST_IMAGES.sidecarV2)).length,
-        done.status?.updatedReadyPods,
-      );
-      for (const pod of after) {
-        const podName = nameOf(pod);
-        const old = before.get(podName);
-        assert.ok(old !== undefined, `${podName} is the same pod (no pod was recreated)`);
-        assert.equal(uidOf(pod), uidOf(old));
-        const sidecarNow = must(statusOf(pod, 'logtail'), 'sidecar status');
-        const sidecarThen = must(statusOf(old, 'logtail'), 'sidecar status');
-        assert.equal(sidecarNow.restartCount, 1, `${podName}: the sidecar restarted once`);
-        assert.notEqual(sidecarNow.containerID, sidecarThen.containerID);
-        assert.notEqual(sidecarNow.imageID, sidecarThen.imageID);
-        assert.equal(sidecarNow.image, TEST_IMAGES.sidecarV2);
-        const appNow = statusOf(pod, 'nginx');
-        assert.equal(
-          appNow?.containerID,
-          statusOf(old, 'nginx')?.containerID,
-          `${podName}: app untouched`,
-        );
-        assert.equal(appNow?.restartCount, 0);
-        const runs = await node.containerLogs(namespace, podName, 'logtail');
-        assert.equal(runs.length, 2, `${podName}: two runs of the sidecar`);
-        assert.match(runs[1]?.[0] ?? '', /name=logtail version=v2 started .* TZ=Asia\/Shanghai$/);
-      }
-    } finally {
-      watch.stop();
-    }
-  });
-
-  it('a second image change while the first rollout restarts pods stays within maxUnavailable', async () => {
-    const namespace = 'twice';
-    const name = 'twice-agent';
-    await plane().createNamespace(namespace);
-    await createSidecarSet(name, namespace, {
-      updateStrategy: { maxUnavailable: 2 },
-      containers: [sidecarContainer('agent', TEST_IMAGES.sidecarV1, { TESTD_READY_AFTER: '4s' })],
-    });
-    await createDeployment(namespace, 6);
-    await waitStatus(name, { matchedPods: 6, updatedReadyPods: 6 });
-    const watch = await PodWatch.start(plane().kubeConfig(), namespace);
-    try {
-      await setImage(name, TEST_IMAGES.sidecarV2);
-      await eventually(
-        async () =>
-          (await pods(namespace)).some(
-            (p) => specImage(p, 'agent') === TEST_IMAGES.sidecarV2 && !isReady(p),
-          ),
-        'the first pods restarting for v2',
-        SLOW,
-      );
-      await setImage(name, TEST_IMAGES.sidecarV3);
-      await waitStatus(name, { matchedPods: 6, updatedPods: 6, updatedReadyPods: 6, readyPods: 6 });
-      assert.ok(
-        watch.worstUnready <= 2,
-        `at most 2 pods unready at once, saw ${watch.worstUnready}`,
-      );
-      for (const pod of await pods(namespace)) {
-        assert.ok(runsReady(pod, 'agent', TEST_IMAGES.sidecarV3), pod.metadata?.name);
-        assert.equal(statusOf(pod, 'nginx')?.restartCount, 0);
-      }
-    } finally {
-      watch.stop();
-    }
-  });
-
-  for (const failure of [
-    { image: TEST_IMAGES.missing, what: 'an image the node does not have' },
-    { image: TEST_IMAGES.sidecarCrash, what: 'an image that crash-loops' },
-  ]) {
-    it(`the health gate pauses on ${failure.what}; rollout undo brings the pods back in place`, async () => {
-      const namespace = failure.image === TEST_IMAGES.missing ? 'gate-missing' : 'gate-crash';
-      const name = `${namespace}-agent`;
+  // Each in a namespace and SidecarSet of its own: side by side, as a cluster runs them.
+  describe('rollouts side by side', { concurrency: true }, () => {
+    it("the seed's story: 6 pods of a Deployment injected at creation, then v1→v2 in place with partition and maxUnavailable", async () => {
+      const namespace = 'shop';
+      const name = 'logtail-sidecarset';
       await plane().createNamespace(namespace);
-      await createSidecarSet(
-        name,
-        namespace,
-        {
-          updateStrategy: { maxUnavailable: 1 },
-          containers: [sidecarContainer('agent', TEST_IMAGES.sidecarV1)],
-        },
-        {
-          'sidecarset.dev/progress-deadline-seconds': '10',
-          'sidecarset.dev/max-sidecar-restarts': '1',
-        },
-      );
-      const created = await createDeployment(namespace, 3);
-      await waitStatus(name, { matchedPods: 3, updatedReadyPods: 3 });
-      const uids = new Map(created.map((p) => [uidOf(p), statusOf(p, 'nginx')?.containerID]));
+      await createSidecarSet(name, namespace, {
+        updateStrategy: { type: 'RollingUpdate', partition: 2, maxUnavailable: 2 },
+        containers: [
+          {
+            ...sidecarContainer('logtail', TEST_IMAGES.sidecarV1, {
+              TESTD_SHARE_DIR: '/var/log/nginx',
+            }),
+            volumeMounts: [{ name: 'nginx-log', mountPath: '/var/log/nginx' }],
+            transferEnv: [{ sourceContainerName: 'nginx', envName: 'TZ' }],
+          },
+        ],
+        volumes: [{ name: 'nginx-log', emptyDir: {} }],
+      });
+      const created = await createDeployment(namespace, 6, {
+        containers: [
+          {
+            ...appContainer({ TESTD_SHARE_DIR: '/var/log/nginx' }),
+            volumeMounts: [{ name: 'nginx-log', mountPath: '/var/log/nginx' }],
+          },
+        ],
+        volumes: [{ name: 'nginx-log', emptyDir: {} }],
+      });
+      const node = cluster.node();
 
-      await setImage(name, failure.image);
-      await eventually(
-        async () => (await rolloutPaused(name))?.status === 'True',
-        'RolloutPaused',
-        SLOW,
-      );
-      const paused = await rolloutPaused(name);
-      assert.equal(paused?.reason, 'UnhealthyPods');
-      const broken = (await pods(namespace)).filter((p) => specImage(p, 'agent') === failure.image);
-      assert.equal(broken.length, 1, 'maxUnavailable 1: one pod tried the image, then the pause');
-      assert.ok(
-        paused.message?.includes(nameOf(must(broken[0], 'broken pod'))),
-        `the condition names the pod: ${paused.message ?? ''}`,
-      );
+      // Injected at creation: the sidecar first, started before the app, sharing the volume, with
+      // the app's TZ.
+      for (const pod of created) {
+        const podName = nameOf(pod);
+        assert.deepEqual(
+          pod.spec?.containers.map((c) => c.name),
+          ['logtail', 'nginx'],
+        );
+        const startedAt = (container: string): number =>
+          new Date(
+            must(statusOf(pod, container)?.state?.running?.startedAt, 'startedAt'),
+          ).getTime();
+        const sidecarStarted = startedAt('logtail');
+        const appStarted = startedAt('nginx');
+        assert.ok(sidecarStarted <= appStarted, `${podName}: the sidecar started first`);
+        await eventually(
+          async () => {
+            const runs = await node.containerLogs(namespace, podName, 'logtail');
+            return runs[0]?.some((l) => l.includes('share=logtail,nginx')) === true;
+          },
+          `${podName}: both containers writing in the shared volume`,
+          SLOW,
+        );
+        const [firstRun] = await node.containerLogs(namespace, podName, 'logtail');
+        assert.match(firstRun?.[0] ?? '', /name=logtail version=v1 started .* TZ=Asia\/Shanghai$/);
+      }
+      await waitStatus(name, { matchedPods: 6, updatedPods: 6, readyPods: 6, updatedReadyPods: 6 });
 
-      const undo = await cli(['rollout', 'undo', name]);
-      assert.equal(undo.code, 0, undo.out);
-      await waitStatus(name, { matchedPods: 3, updatedPods: 3, updatedReadyPods: 3, readyPods: 3 });
-      const after = await pods(namespace);
-      assert.deepEqual(
-        after.map(uidOf).sort(),
-        [...uids.keys()].sort(),
-        'the same pods, upgraded back in place',
-      );
-      for (const pod of after) {
-        assert.ok(runsReady(pod, 'agent', TEST_IMAGES.sidecarV1), pod.metadata?.name);
-        assert.equal(statusOf(pod, 'nginx')?.containerID, uids.get(uidOf(pod)));
-        assert.equal(statusOf(pod, 'nginx')?.restartCount, 0);
+      const before = new Map(created.map((p) => [nameOf(p), p]));
+      const watch = await PodWatch.start(plane().kubeConfig(), namespace);
+      try {
+        await setImage(name, TEST_IMAGES.sidecarV2);
+        // The partition keeps 2 pods on v1.
+        await waitStatus(name, {
+          matchedPods: 6,
+          updatedPods: 4,
+          updatedReadyPods: 4,
+          readyPods: 6,
+        });
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+        const held = (await pods(namespace)).filter((p) =>
+          runsReady(p, 'logtail', TEST_IMAGES.sidecarV1),
+        );
+        assert.equal(held.length, 2, 'the partition held 2 pods on v1');
+        for (const pod of held) assert.equal(statusOf(pod, 'logtail')?.restartCount, 0);
+
+        await replaceSidecarSet(custom, name, (spec) => {
+          (spec['updateStrategy'] as Record<string, unknown>)['partition'] = 0;
+        });
+        const done = await waitStatus(name, {
+          matchedPods: 6,
+          updatedPods: 6,
+          readyPods: 6,
+          updatedReadyPods: 6,
+        });
+        assert.ok(
+          watch.worstUnready <= 2,
+          `at most 2 pods unready at once, saw ${watch.worstUnready}`,
+        );
+        assert.ok(watch.worstUnready >= 1, 'the restarts were seen (pods unready for a moment)');
+
+        const after = await pods(namespace);
+        assert.equal(after.length, 6);
+        // What the kubelet reports agrees with the SidecarSet's status.
+        assert.equal(after.filter(isReady).length, done.status?.readyPods);
+        assert.equal(
+          after.filter((p) => runsReady(p, 'logtail', TEST_IMAGES.sidecarV2)).length,
+          done.status?.updatedReadyPods,
+        );
+        for (const pod of after) {
+          const podName = nameOf(pod);
+          const old = before.get(podName);
+          assert.ok(old !== undefined, `${podName} is the same pod (no pod was recreated)`);
+          assert.equal(uidOf(pod), uidOf(old));
+          const sidecarNow = must(statusOf(pod, 'logtail'), 'sidecar status');
+          const sidecarThen = must(statusOf(old, 'logtail'), 'sidecar status');
+          assert.equal(sidecarNow.restartCount, 1, `${podName}: the sidecar restarted once`);
+          assert.notEqual(sidecarNow.containerID, sidecarThen.containerID);
+          assert.notEqual(sidecarNow.imageID, sidecarThen.imageID);
+          assert.equal(sidecarNow.image, TEST_IMAGES.sidecarV2);
+          const appNow = statusOf(pod, 'nginx');
+          assert.equal(
+            appNow?.containerID,
+            statusOf(old, 'nginx')?.containerID,
+            `${podName}: app untouched`,
+          );
+          assert.equal(appNow?.restartCount, 0);
+          const runs = await node.containerLogs(namespace, podName, 'logtail');
+          assert.equal(runs.length, 2, `${podName}: two runs of the sidecar`);
+          assert.match(runs[1]?.[0] ?? '', /name=logtail version=v2 started .* TZ=Asia\/Shanghai$/);
+        }
+      } finally {
+        watch.stop();
       }
     });
-  }
 
-  it('a hot upgrade with real containers: the new image in the empty slot, then the flip; the app never loses its sidecar', async () => {
-    const namespace = 'hot';
-    const name = 'hot-agent';
-    await plane().createNamespace(namespace);
-    await createSidecarSet(name, namespace, {
-      updateStrategy: { maxUnavailable: 2 },
-      containers: [
-        {
-          ...sidecarContainer('agent', TEST_IMAGES.sidecarV1),
-          upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: TEST_IMAGES.empty },
-        },
-      ],
-    });
-    const created = await createDeployment(namespace, 2);
-    const slots = (pod: V1Pod): string =>
-      ['agent-1', 'agent-2'].map((c) => specImage(pod, c) ?? '').join();
-    for (const pod of created) {
-      assert.equal(slots(pod), `${TEST_IMAGES.sidecarV1},${TEST_IMAGES.empty}`);
-    }
-    const appIds = new Map(created.map((p) => [uidOf(p), statusOf(p, 'nginx')?.containerID]));
-    const watch = await PodWatch.start(plane().kubeConfig(), namespace);
-    try {
-      await setImage(name, TEST_IMAGES.sidecarV2);
-      await eventually(
-        async () =>
-          (await pods(namespace)).every(
-            (p) =>
-              slots(p) === `${TEST_IMAGES.empty},${TEST_IMAGES.sidecarV2}` &&
-              runsReady(p, 'agent-2', TEST_IMAGES.sidecarV2) &&
-              runsReady(p, 'agent-1', TEST_IMAGES.empty),
-          ),
-        'v2 in the second slot, the first back on the empty image',
-        SLOW,
-      );
-      // At every moment the kubelet reported, one slot ran a real sidecar, ready.
-      const serving = (pod: V1Pod): boolean =>
-        ['agent-1', 'agent-2'].some((c) => {
-          const status = statusOf(pod, c);
-          return status?.ready === true && status.image !== TEST_IMAGES.empty;
+    it('a second image change while the first rollout restarts pods stays within maxUnavailable', async () => {
+      const namespace = 'twice';
+      const name = 'twice-agent';
+      await plane().createNamespace(namespace);
+      await createSidecarSet(name, namespace, {
+        updateStrategy: { maxUnavailable: 2 },
+        containers: [sidecarContainer('agent', TEST_IMAGES.sidecarV1, { TESTD_READY_AFTER: '4s' })],
+      });
+      await createDeployment(namespace, 6);
+      await waitStatus(name, { matchedPods: 6, updatedReadyPods: 6 });
+      const watch = await PodWatch.start(plane().kubeConfig(), namespace);
+      try {
+        await setImage(name, TEST_IMAGES.sidecarV2);
+        await eventually(
+          async () =>
+            (await pods(namespace)).some(
+              (p) => specImage(p, 'agent') === TEST_IMAGES.sidecarV2 && !isReady(p),
+            ),
+          'the first pods restarting for v2',
+          SLOW,
+        );
+        await setImage(name, TEST_IMAGES.sidecarV3);
+        await waitStatus(name, {
+          matchedPods: 6,
+          updatedPods: 6,
+          updatedReadyPods: 6,
+          readyPods: 6,
         });
-      const lost = watch.history.filter((p) => p.status?.phase === 'Running' && !serving(p));
-      assert.deepEqual(
-        lost.map((p) => `${p.metadata?.name ?? ''}@${p.metadata?.resourceVersion ?? ''}`),
-        [],
-        'pod versions without a ready sidecar',
-      );
-    } finally {
-      watch.stop();
+        assert.ok(
+          watch.worstUnready <= 2,
+          `at most 2 pods unready at once, saw ${watch.worstUnready}`,
+        );
+        for (const pod of await pods(namespace)) {
+          assert.ok(runsReady(pod, 'agent', TEST_IMAGES.sidecarV3), pod.metadata?.name);
+          assert.equal(statusOf(pod, 'nginx')?.restartCount, 0);
+        }
+      } finally {
+        watch.stop();
+      }
+    });
+
+    for (const failure of [
+      { image: TEST_IMAGES.missing, what: 'an image the node does not have' },
+      { image: TEST_IMAGES.sidecarCrash, what: 'an image that crash-loops' },
+    ]) {
+      it(`the health gate pauses on ${failure.what}; rollout undo brings the pods back in place`, async () => {
+        const namespace = failure.image === TEST_IMAGES.missing ? 'gate-missing' : 'gate-crash';
+        const name = `${namespace}-agent`;
+        await plane().createNamespace(namespace);
+        await createSidecarSet(
+          name,
+          namespace,
+          {
+            updateStrategy: { maxUnavailable: 1 },
+            containers: [sidecarContainer('agent', TEST_IMAGES.sidecarV1)],
+          },
+          {
+            'sidecarset.dev/progress-deadline-seconds': '10',
+            'sidecarset.dev/max-sidecar-restarts': '1',
+          },
+        );
+        const created = await createDeployment(namespace, 3);
+        await waitStatus(name, { matchedPods: 3, updatedReadyPods: 3 });
+        const uids = new Map(created.map((p) => [uidOf(p), statusOf(p, 'nginx')?.containerID]));
+
+        await setImage(name, failure.image);
+        await eventually(
+          async () => (await rolloutPaused(name))?.status === 'True',
+          'RolloutPaused',
+          SLOW,
+        );
+        const paused = await rolloutPaused(name);
+        assert.equal(paused?.reason, 'UnhealthyPods');
+        const broken = (await pods(namespace)).filter(
+          (p) => specImage(p, 'agent') === failure.image,
+        );
+        assert.equal(broken.length, 1, 'maxUnavailable 1: one pod tried the image, then the pause');
+        assert.ok(
+          paused.message?.includes(nameOf(must(broken[0], 'broken pod'))),
+          `the condition names the pod: ${paused.message ?? ''}`,
+        );
+
+        const undo = await cli(['rollout', 'undo', name]);
+        assert.equal(undo.code, 0, undo.out);
+        await waitStatus(name, {
+          matchedPods: 3,
+          updatedPods: 3,
+          updatedReadyPods: 3,
+          readyPods: 3,
+        });
+        const after = await pods(namespace);
+        assert.deepEqual(
+          after.map(uidOf).sort(),
+          [...uids.keys()].sort(),
+          'the same pods, upgraded back in place',
+        );
+        for (const pod of after) {
+          assert.ok(runsReady(pod, 'agent', TEST_IMAGES.sidecarV1), pod.metadata?.name);
+          assert.equal(statusOf(pod, 'nginx')?.containerID, uids.get(uidOf(pod)));
+          assert.equal(statusOf(pod, 'nginx')?.restartCount, 0);
+        }
+      });
     }
-    for (const pod of await pods(namespace)) {
-      assert.equal(
-        pod.metadata?.annotations?.['kruise.io/sidecarset-working-hotupgrade-container'],
-        '{"agent":"agent-2"}',
-      );
-      assert.equal(statusOf(pod, 'nginx')?.containerID, appIds.get(uidOf(pod)));
-    }
+
+    it('a hot upgrade with real containers: the new image in the empty slot, then the flip; the app never loses its sidecar', async () => {
+      const namespace = 'hot';
+      const name = 'hot-agent';
+      await plane().createNamespace(namespace);
+      await createSidecarSet(name, namespace, {
+        updateStrategy: { maxUnavailable: 2 },
+        containers: [
+          {
+            ...sidecarContainer('agent', TEST_IMAGES.sidecarV1),
+            upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: TEST_IMAGES.empty },
+          },
+        ],
+      });
+      const created = await createDeployment(namespace, 2);
+      const slots = (pod: V1Pod): string =>
+        ['agent-1', 'agent-2'].map((c) => specImage(pod, c) ?? '').join();
+      for (const pod of created) {
+        assert.equal(slots(pod), `${TEST_IMAGES.sidecarV1},${TEST_IMAGES.empty}`);
+      }
+      const appIds = new Map(created.map((p) => [uidOf(p), statusOf(p, 'nginx')?.containerID]));
+      const watch = await PodWatch.start(plane().kubeConfig(), namespace);
+      try {
+        await setImage(name, TEST_IMAGES.sidecarV2);
+        await eventually(
+          async () =>
+            (await pods(namespace)).every(
+              (p) =>
+                slots(p) === `${TEST_IMAGES.empty},${TEST_IMAGES.sidecarV2}` &&
+                runsReady(p, 'agent-2', TEST_IMAGES.sidecarV2) &&
+                runsReady(p, 'agent-1', TEST_IMAGES.empty),
+            ),
+          'v2 in the second slot, the first back on the empty image',
+          SLOW,
+        );
+        // At every moment the kubelet reported, one slot ran a real sidecar, ready.
+        const serving = (pod: V1Pod): boolean =>
+          ['agent-1', 'agent-2'].some((c) => {
+            const status = statusOf(pod, c);
+            return status?.ready === true && status.image !== TEST_IMAGES.empty;
+          });
+        const lost = watch.history.filter((p) => p.status?.phase === 'Running' && !serving(p));
+        assert.deepEqual(
+          lost.map((p) => `${p.metadata?.name ?? ''}@${p.metadata?.resourceVersion ?? ''}`),
+          [],
+          'pod versions without a ready sidecar',
+        );
+      } finally {
+        watch.stop();
+      }
+      for (const pod of await pods(namespace)) {
+        assert.equal(
+          pod.metadata?.annotations?.['kruise.io/sidecarset-working-hotupgrade-container'],
+          '{"agent":"agent-2"}',
+        );
+        assert.equal(statusOf(pod, 'nginx')?.containerID, appIds.get(uidOf(pod)));
+      }
+    });
   });
 
   it('with the webhook down (failurePolicy Ignore) a pod starts without its sidecar and is reported missed', async () => {
