@@ -8,19 +8,9 @@
 #                       (default: ${XDG_CACHE_HOME:-~/.cache}/sidecarset/helm-fixture)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-go_version="$(go env GOVERSION)"
-key="$(cat "$here/build.sh" "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-16)-$go_version"
-root="${HELM_FIXTURE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sidecarset/helm-fixture}"
-out="$root/$key"
-
-mkdir -p "$root"
-exec 9>"$root/.lock"
-flock 9
-
-if [ -x "$out/helm" ]; then
-  echo "$out"
-  exit 0
-fi
+# shellcheck source=../cached-build.sh
+source "$here/../cached-build.sh"
+cached_build helm-fixture HELM_FIXTURE_CACHE "$here/build.sh" "$here/go.mod" "$here/go.sum" -- helm
 
 cd "$here"
 export CGO_ENABLED=0
@@ -33,16 +23,8 @@ ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$helm_version"
 for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
   ldflags="$ldflags -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$k8s_minor"
 done
-staging="$(mktemp -d "$root/.build-XXXXXX")"
-trap 'rm -rf "$staging"' EXIT
 echo "helm-fixture: building helm $helm_version with $go_version" >&2
 start=$SECONDS
 go build -trimpath -ldflags="$ldflags" -o "$staging/helm" helm.sh/helm/v3/cmd/helm
 echo "helm-fixture: helm built in $((SECONDS - start)) s" >&2
-rm -rf "$out"
-mv "$staging" "$out"
-trap - EXIT
-for old in "$root"/*; do
-  [ "$old" = "$out" ] || rm -rf "$old"
-done
-echo "$out"
+cached_build_done

@@ -8,24 +8,11 @@
 #                       (default: ${XDG_CACHE_HOME:-~/.cache}/sidecarset/kube-fixture)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-go_version="$(go env GOVERSION)"
-key="$(cat "$here/build.sh" "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-16)-$go_version"
-root="${KUBE_FIXTURE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sidecarset/kube-fixture}"
-out="$root/$key"
 kube_tools=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
-tools=(etcd "${kube_tools[@]}")
-
-# One build at a time per cache folder: another run may be building, or pruning, right now.
-mkdir -p "$root"
-exec 9>"$root/.lock"
-flock 9
-
-complete=true
-for tool in "${tools[@]}"; do [ -x "$out/$tool" ] || complete=false; done
-if [ "$complete" = true ]; then
-  echo "$out"
-  exit 0
-fi
+# shellcheck source=../cached-build.sh
+source "$here/../cached-build.sh"
+cached_build kube-fixture KUBE_FIXTURE_CACHE "$here/build.sh" "$here/go.mod" "$here/go.sum" \
+  -- etcd "${kube_tools[@]}"
 
 cd "$here"
 export CGO_ENABLED=0
@@ -36,8 +23,6 @@ minor="$(echo "$k8s" | cut -d. -f2)"
 v=k8s.io/component-base/version
 ldflags="-s -w -X $v.gitVersion=$k8s -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
 
-staging="$(mktemp -d "$root/.build-XXXXXX")"
-trap 'rm -rf "$staging"' EXIT
 total=$SECONDS
 echo "kube-fixture: building etcd with $go_version" >&2
 start=$SECONDS
@@ -51,11 +36,4 @@ start=$SECONDS
 go build -trimpath -ldflags="$ldflags" -o "$staging/" "${packages[@]}"
 echo "kube-fixture: ${kube_tools[*]} built in $((SECONDS - start)) s" >&2
 echo "kube-fixture: all built in $((SECONDS - total)) s" >&2
-rm -rf "$out"
-mv "$staging" "$out"
-trap - EXIT
-# Builds for other inputs are dead weight (about 400 MB each).
-for old in "$root"/*; do
-  [ "$old" = "$out" ] || rm -rf "$old"
-done
-echo "$out"
+cached_build_done

@@ -10,29 +10,16 @@
 #                       (default: ${XDG_CACHE_HOME:-~/.cache}/sidecarset/node-fixture)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-go_version="$(go env GOVERSION)"
-key="$(cat "$here/build.sh" "$here/go.mod" "$here/go.sum" "$here"/images/*/*.go | sha256sum | cut -c1-16)-$go_version"
-root="${NODE_FIXTURE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sidecarset/node-fixture}"
-out="$root/$key"
 runtime=(containerd containerd-shim-runc-v2 ctr)
 programs=(testd pause mkimage)
-
-mkdir -p "$root"
-exec 9>"$root/.lock"
-flock 9
-
-complete=true
-for tool in "${runtime[@]}" "${programs[@]}"; do [ -x "$out/$tool" ] || complete=false; done
-if [ "$complete" = true ]; then
-  echo "$out"
-  exit 0
-fi
+# shellcheck source=../cached-build.sh
+source "$here/../cached-build.sh"
+cached_build node-fixture NODE_FIXTURE_CACHE "$here/build.sh" "$here/go.mod" "$here/go.sum" \
+  "$here"/images/*/*.go -- "${runtime[@]}" "${programs[@]}"
 
 cd "$here"
 export CGO_ENABLED=0
 containerd_version="$(go list -m -f '{{.Version}}' github.com/containerd/containerd/v2)"
-staging="$(mktemp -d "$root/.build-XXXXXX")"
-trap 'rm -rf "$staging"' EXIT
 total=$SECONDS
 packages=()
 for tool in "${runtime[@]}"; do packages+=("github.com/containerd/containerd/v2/cmd/$tool"); done
@@ -48,11 +35,4 @@ for program in "${programs[@]}"; do
 done
 echo "node-fixture: ${programs[*]} built in $((SECONDS - start)) s" >&2
 echo "node-fixture: all built in $((SECONDS - total)) s" >&2
-rm -rf "$out"
-mv "$staging" "$out"
-trap - EXIT
-# Builds for other inputs are dead weight (about 80 MB each).
-for old in "$root"/*; do
-  [ "$old" = "$out" ] || rm -rf "$old"
-done
-echo "$out"
+cached_build_done
