@@ -4,7 +4,7 @@
  */
 import { createServer as createHttpServer } from 'node:http';
 import type { RequestListener, Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { Server as HttpsServer, createServer as createHttpsServer } from 'node:https';
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
 
 /**
@@ -54,6 +54,30 @@ export const TLS_POLICY = {
   ].join(':'),
 } as const satisfies HttpsServerOptions;
 
+/** A serving certificate (or chain) and its private key, PEM. */
+export interface CertificatePair {
+  cert: string;
+  key: string;
+}
+
+/**
+ * The options of the secure context: the pair under TLS_POLICY. The server is created from them
+ * and every reload rebuilds the context from them again, because setSecureContext, like the
+ * constructor, builds the context from the options it is given alone: whatever is left out falls
+ * back to Node's defaults, whose ciphers include CBC and SHA-1 suites (issue 23).
+ */
+export function secureContextOptions(pair: CertificatePair): HttpsServerOptions {
+  return { cert: pair.cert, key: pair.key, ...TLS_POLICY };
+}
+
+/**
+ * Serves `pair` to the connections that `server` accepts from now on, under the same policy as
+ * at start; connections already open keep their certificate. A plain-HTTP server is left alone.
+ */
+export function replaceCertificate(server: unknown, pair: CertificatePair): void {
+  if (server instanceof HttpsServer) server.setSecureContext(secureContextOptions(pair));
+}
+
 /** How often Node looks for requests past their timeout (its default, 30 s, is the API server's whole budget). */
 const CHECK_INTERVAL_MS = 1000;
 
@@ -63,11 +87,11 @@ const KEEP_ALIVE_MS = 72_000;
 type Listener = RequestListener;
 
 /**
- * A fastify `serverFactory`: HTTPS with the TLS policy when `https` is given, plain HTTP otherwise,
+ * A fastify `serverFactory`: HTTPS with the TLS policy when a pair is given, plain HTTP otherwise,
  * with the limits applied. `onDrop` hears of each connection closed because of maxConnections.
  */
 export function limitedServerFactory(
-  https: HttpsServerOptions | undefined,
+  https: CertificatePair | undefined,
   limits: ServerLimits,
   onDrop: () => void,
 ): (handler: Listener) => Server {
@@ -82,7 +106,7 @@ export function limitedServerFactory(
       https === undefined
         ? createHttpServer(options, handler)
         : createHttpsServer(
-            { ...https, ...TLS_POLICY, handshakeTimeout: readMs, ...options },
+            { ...secureContextOptions(https), handshakeTimeout: readMs, ...options },
             handler,
           );
     server.maxConnections = limits.maxConnections;

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { X509Certificate } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -15,19 +16,27 @@ import type { ConnectionOptions, TLSSocket } from 'node:tls';
 
 import type { ServeOptions, Served } from '../../src/cli/serve.js';
 import { startServe } from '../../src/cli/serve.js';
+import { ensureDevCertificates } from '../../src/server/tls.js';
+import { writeAtomically } from '../support/atomic-writer.js';
+import { eventually } from '../support/eventually.js';
 import { httpsRequest } from '../support/https.js';
 
 const examples = new URL('../../examples/', import.meta.url).pathname;
 
 interface Server {
   served: Served;
-  ca: string;
+  ca: string | string[];
   port: number;
   metric: (line: RegExp) => Promise<number>;
 }
 
 async function startWith(
-  limits: Pick<ServeOptions, 'readTimeout' | 'maxConnections' | 'maxInflightBodyBytes'>,
+  limits: Pick<
+    ServeOptions,
+    'readTimeout' | 'maxConnections' | 'maxInflightBodyBytes' | 'cert' | 'key'
+  >,
+  /** The CAs of the certificates given by --cert, which has no development CA. */
+  cas?: string[],
 ): Promise<Server> {
   const devCertDir = await mkdtemp(join(tmpdir(), 'limits-'));
   const stdout = new PassThrough();
@@ -44,7 +53,7 @@ async function startWith(
     },
     { stdin: new PassThrough(), stdout, stderr: new PassThrough() },
   );
-  const ca = await readFile(join(devCertDir, 'ca.crt'), 'utf8');
+  const ca = cas ?? (await readFile(join(devCertDir, 'ca.crt'), 'utf8'));
   // Read on the metrics port, so that reading them takes no connection of the webhook's.
   const metric = async (line: RegExp): Promise<number> => {
     const text = await (await fetch(`${served.metricsUrl ?? ''}/metrics`)).text();
@@ -122,19 +131,37 @@ function serverWith(limits: Limits): () => Server {
   };
 }
 
+/** CBC suites (with SHA-1 or SHA-256 MACs), which the policy leaves out. */
+const CBC_SUITES = [
+  'ECDHE-ECDSA-AES128-SHA',
+  'ECDHE-ECDSA-AES256-SHA',
+  'ECDHE-ECDSA-AES128-SHA256',
+];
+
+async function assertRefusesCbc(server: Server): Promise<void> {
+  for (const ciphers of CBC_SUITES) {
+    const result = await tlsConnect(server, { ciphers, maxVersion: 'TLSv1.2' });
+    if (!(result instanceof Error)) result.destroy();
+    assert.ok(result instanceof Error, `${ciphers} was accepted`);
+    assert.match(result.message, /handshake failure|no shared cipher|closed before/i, ciphers);
+  }
+}
+
+async function assertRefusesTls11(server: Server): Promise<void> {
+  const result = await tlsConnect(server, {
+    minVersion: 'TLSv1',
+    maxVersion: 'TLSv1.1',
+    ciphers: 'DEFAULT:@SECLEVEL=0',
+  });
+  if (!(result instanceof Error)) result.destroy();
+  assert.ok(result instanceof Error, 'TLS 1.1 was accepted');
+}
+
 describe('TLS policy', () => {
   const server = serverWith({ readTimeout: 10, maxConnections: 100 });
 
   it('refuses TLS 1.2 CBC suites, SHA-1 or not', async () => {
-    for (const ciphers of [
-      'ECDHE-ECDSA-AES128-SHA',
-      'ECDHE-ECDSA-AES256-SHA',
-      'ECDHE-ECDSA-AES128-SHA256',
-    ]) {
-      const result = await tlsConnect(server(), { ciphers, maxVersion: 'TLSv1.2' });
-      assert.ok(result instanceof Error, `${ciphers} was accepted`);
-      assert.match(result.message, /handshake failure|no shared cipher|closed before/i, ciphers);
-    }
+    await assertRefusesCbc(server());
   });
 
   it('accepts the intermediate TLS 1.2 suites and TLS 1.3', async () => {
@@ -150,12 +177,48 @@ describe('TLS policy', () => {
   });
 
   it('refuses TLS 1.1', async () => {
-    const result = await tlsConnect(server(), {
-      minVersion: 'TLSv1',
-      maxVersion: 'TLSv1.1',
-      ciphers: 'DEFAULT:@SECLEVEL=0',
-    });
-    assert.ok(result instanceof Error);
+    await assertRefusesTls11(server());
+  });
+
+  it('is the same after the certificate files are rotated and reloaded (issue 23)', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'rotate-'));
+    const [a, b] = await Promise.all(
+      ['a', 'b'].map(async (name) => {
+        const files = await ensureDevCertificates(join(root, name), new Date());
+        const cert = await readFile(files.certFile, 'utf8');
+        return {
+          files: { 'tls.crt': cert, 'tls.key': await readFile(files.keyFile, 'utf8') },
+          ca: await readFile(files.caFile, 'utf8'),
+          fingerprint: new X509Certificate(cert).fingerprint256,
+        };
+      }),
+    );
+    if (a === undefined || b === undefined) throw new Error('two pairs were made');
+    const live = join(root, 'live');
+    await writeAtomically(live, a.files);
+    const rotated = await startWith({ cert: join(live, 'tls.crt'), key: join(live, 'tls.key') }, [
+      a.ca,
+      b.ca,
+    ]);
+    try {
+      await assertRefusesCbc(rotated);
+      await assertRefusesTls11(rotated);
+      await writeAtomically(live, b.files);
+      await eventually(async () => {
+        const socket = await connected(rotated);
+        const served = socket.getPeerCertificate().fingerprint256;
+        socket.destroy();
+        return served === b.fingerprint;
+      }, 'the rotated certificate');
+      await assertRefusesCbc(rotated);
+      await assertRefusesTls11(rotated);
+      const socket = await connected(rotated, { minVersion: 'TLSv1.3' });
+      assert.equal(socket.getProtocol(), 'TLSv1.3');
+      socket.destroy();
+    } finally {
+      await rotated.served.close();
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
 
