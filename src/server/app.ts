@@ -275,7 +275,12 @@ function limitedFastify(
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     ...(https ? { https } : {}),
-    serverFactory: limitedServerFactory(https, limits, onDrop),
+    serverFactory: limitedServerFactory(https, limits, {
+      onDrop,
+      onIdleClosed: () => {
+        shed.inc({ reason: 'idle-keep-alive' });
+      },
+    }),
     clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => {
       if (err.code === 'ECONNRESET' || socket.destroyed) return;
       const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';

@@ -4,6 +4,7 @@
  */
 import { createServer as createHttpServer } from 'node:http';
 import type { RequestListener, Server } from 'node:http';
+import type { Socket } from 'node:net';
 import { Server as HttpsServer, createServer as createHttpsServer } from 'node:https';
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
 
@@ -16,7 +17,7 @@ export const BODY_LIMIT = 7 * 1024 * 1024;
 export interface ServerLimits {
   /** Seconds to receive a request: TLS handshake, headers and body. */
   readTimeoutSeconds: number;
-  /** Open connections; more are closed as they arrive. */
+  /** Open connections; idle keep-alive ones make room for new ones, else these are refused. */
   maxConnections: number;
   /** Request-body bytes being received at once, all connections together. */
   maxInflightBodyBytes: number;
@@ -86,14 +87,20 @@ const KEEP_ALIVE_MS = 72_000;
 
 type Listener = RequestListener;
 
+/** What the connection cap did: refused a new connection, or closed an idle one to make room. */
+export interface CapEvents {
+  onDrop: () => void;
+  onIdleClosed: () => void;
+}
+
 /**
  * A fastify `serverFactory`: HTTPS with the TLS policy when a pair is given, plain HTTP otherwise,
- * with the limits applied. `onDrop` hears of each connection closed because of maxConnections.
+ * with the limits applied. `cap` hears of each connection closed because of maxConnections.
  */
 export function limitedServerFactory(
   https: CertificatePair | undefined,
   limits: ServerLimits,
-  onDrop: () => void,
+  cap: CapEvents,
 ): (handler: Listener) => Server {
   return (handler) => {
     const readMs = limits.readTimeoutSeconds * 1000;
@@ -109,9 +116,59 @@ export function limitedServerFactory(
             { ...secureContextOptions(https), handshakeTimeout: readMs, ...options },
             handler,
           );
-    server.maxConnections = limits.maxConnections;
-    server.on('drop', onDrop);
+    capConnections(server, limits.maxConnections, cap);
     server.keepAliveTimeout = KEEP_ALIVE_MS;
     return server;
   };
+}
+
+/**
+ * At most `cap` open connections, counted from TCP accept (TLS handshakes included). A connection
+ * arriving at the cap first closes the keep-alive connection idle the longest (`onIdleClosed`),
+ * and is refused (closed at once, `onDrop`) only when none is idle. server.maxConnections refused it outright:
+ * idle keep-alive connections, which no read timeout covers and which stay KEEP_ALIVE_MS, then
+ * filled the cap and shut out the API server and the kubelet's probes (issue 23).
+ *
+ * Idle means: it has been answered and has no request in flight. A connection that has not sent
+ * its first request yet is not idle (it may be the probe itself, between handshake and request);
+ * the read timeout bounds it. Closing an idle keep-alive connection is what its keep-alive
+ * timeout would do anyway; clients (Go's, Node's) retry a request on such a connection.
+ */
+function capConnections(server: Server, cap: number, events: CapEvents): void {
+  let open = 0;
+  /** Closed to make room, their 'close' not yet heard: no longer counted. */
+  let closing = 0;
+  /** The HTTP-level sockets (TLS ones on HTTPS) between requests, longest idle first. */
+  const idle = new Set<Socket>();
+  const inFlight = new WeakMap<Socket, number>();
+  // Before the TLS server's own listener, so that a refused connection gets no TLS work.
+  server.prependListener('connection', (socket: Socket) => {
+    if (open - closing >= cap) {
+      const oldest = idle.values().next().value;
+      if (oldest === undefined) {
+        socket.destroy();
+        events.onDrop();
+        return;
+      }
+      idle.delete(oldest);
+      closing++;
+      oldest.once('close', () => closing--);
+      oldest.destroy();
+      events.onIdleClosed();
+    }
+    open++;
+    socket.once('close', () => open--);
+  });
+  server.on('request', (request, response) => {
+    const socket = request.socket;
+    const before = inFlight.get(socket);
+    if (before === undefined) socket.once('close', () => idle.delete(socket));
+    idle.delete(socket);
+    inFlight.set(socket, (before ?? 0) + 1);
+    response.once('close', () => {
+      const left = (inFlight.get(socket) ?? 1) - 1;
+      inFlight.set(socket, left);
+      if (left === 0 && !socket.destroyed) idle.add(socket);
+    });
+  });
 }

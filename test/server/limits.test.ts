@@ -9,6 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { Agent } from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from 'node:tls';
@@ -299,22 +300,93 @@ describe('limits', () => {
   });
 });
 
+const IDLE_CLOSED = /^sidecarset_shed_total\{reason="idle-keep-alive"\} (\d+)$/m;
+const SHED_CONNECTIONS = /^sidecarset_shed_total\{reason="max-connections"\} (\d+)$/m;
+
+/** A keep-alive client of its own (one connection), which has made one request and now idles. */
+async function idleKeepAlive(server: Server): Promise<Agent> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const answer = await httpsRequest(`${server.served.url}/healthz`, { ca: server.ca, agent });
+  assert.equal(answer.status, 200);
+  return agent;
+}
+
+/** A request on a connection of its own whose body stalls half-way: in flight until released. */
+async function inFlight(server: Server): Promise<{ socket: TLSSocket; release: () => void }> {
+  const body = await readFile(join(examples, 'admission-review.json'), 'utf8');
+  const socket = await connected(server);
+  socket.write(postHead(Buffer.byteLength(body)) + body.slice(0, 10));
+  return {
+    socket,
+    release: () => socket.write(body.slice(10)),
+  };
+}
+
 describe('connection cap', () => {
   const server = serverWith({ readTimeout: 10, maxConnections: 5 });
 
   it('refuses connections beyond --max-connections and serves again once one closes', async () => {
+    const shedBefore = await server().metric(SHED_CONNECTIONS);
     const open = await Promise.all(Array.from({ length: 5 }, () => connected(server())));
     const refused = await tlsConnect(server());
     assert.ok(refused instanceof Error, 'the sixth connection was accepted');
-    assert.equal(
-      await server().metric(/^sidecarset_shed_total\{reason="max-connections"\} (\d+)$/m),
-      1,
-    );
+    assert.equal(await server().metric(SHED_CONNECTIONS), shedBefore + 1);
     open[0]?.destroy();
     await sleep(100);
     const health = await httpsRequest(`${server().served.url}/healthz`, { ca: server().ca });
     assert.equal(health.status, 200);
     for (const socket of open) socket.destroy();
+  });
+
+  it('closes idle keep-alive connections to make room: probes and reviews are served at the cap (issue 23)', async () => {
+    const [idleBefore, shedBefore] = [
+      await server().metric(IDLE_CLOSED),
+      await server().metric(SHED_CONNECTIONS),
+    ];
+    const idle = await Promise.all(Array.from({ length: 5 }, () => idleKeepAlive(server())));
+    try {
+      const started = Date.now();
+      const probe = await httpsRequest(`${server().served.url}/readyz`, { ca: server().ca });
+      assert.equal(probe.status, 200);
+      const review = await httpsRequest(`${server().served.url}/mutate-pods`, {
+        body: await readFile(join(examples, 'admission-review.json')),
+        ca: server().ca,
+      });
+      assert.equal(review.status, 200, review.text);
+      assert.ok(Date.now() - started < 2000, `served after ${Date.now() - started} ms`);
+      // The probe's connection made room; it closed after its answer, leaving room for the review.
+      assert.ok((await server().metric(IDLE_CLOSED)) > idleBefore, 'an idle connection closed');
+      assert.equal(await server().metric(SHED_CONNECTIONS), shedBefore, 'none refused');
+    } finally {
+      for (const agent of idle) agent.destroy();
+    }
+  });
+
+  it('never closes a connection with a request in flight to make room', async () => {
+    await sleep(100); // the previous test's connections are closed
+    const shedBefore = await server().metric(SHED_CONNECTIONS);
+    const busy = await Promise.all(Array.from({ length: 4 }, () => inFlight(server())));
+    const idle = await idleKeepAlive(server());
+    try {
+      const health = await httpsRequest(`${server().served.url}/healthz`, { ca: server().ca });
+      assert.equal(health.status, 200, 'the idle connection made room');
+      // Five requests in flight now (the fifth on a raw connection): nothing is idle.
+      const fifth = await inFlight(server());
+      busy.push(fifth);
+      const refused = await tlsConnect(server());
+      assert.ok(refused instanceof Error, 'a connection was accepted with five requests in flight');
+      assert.equal(await server().metric(SHED_CONNECTIONS), shedBefore + 1);
+      for (const request of busy) {
+        const closed = untilClosed(request.socket);
+        request.release();
+        request.socket.end();
+        const { text } = await closed;
+        assert.match(text, /^HTTP\/1\.1 200 OK\r\n/, 'the request in flight was answered');
+      }
+    } finally {
+      idle.destroy();
+      for (const request of busy) request.socket.destroy();
+    }
   });
 });
 
