@@ -374,9 +374,19 @@ function watchCertificate(
     onChange,
     onError: (err) => {
       logger.error(
-        { err: err instanceof Error ? err.message : String(err) },
+        { err: messageOf(err) },
         'cannot reload the serving certificate; keeping the current one',
       );
     },
+    onPending: (err) => {
+      logger.debug(
+        { err: messageOf(err) },
+        'certificate files changed; waiting for a matching pair',
+      );
+    },
   });
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
