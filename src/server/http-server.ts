@@ -125,14 +125,16 @@ export function limitedServerFactory(
 /**
  * At most `cap` open connections, counted from TCP accept (TLS handshakes included). A connection
  * arriving at the cap first closes the keep-alive connection idle the longest (`onIdleClosed`),
- * and is refused (closed at once, `onDrop`) only when none is idle. server.maxConnections refused it outright:
- * idle keep-alive connections, which no read timeout covers and which stay KEEP_ALIVE_MS, then
- * filled the cap and shut out the API server and the kubelet's probes (issue 23).
+ * and is refused (closed at once, `onDrop`) only when none is idle. server.maxConnections
+ * refused it outright: idle keep-alive connections, which no read timeout covers and which stay
+ * KEEP_ALIVE_MS, then filled the cap and shut out the API server and the kubelet's probes
+ * (issue 23).
  *
  * Idle means: it has been answered and has no request in flight. A connection that has not sent
  * its first request yet is not idle (it may be the probe itself, between handshake and request);
- * the read timeout bounds it. Closing an idle keep-alive connection is what its keep-alive
- * timeout would do anyway; clients (Go's, Node's) retry a request on such a connection.
+ * the read timeout bounds it (Node's requestTimeout; test/server/limits.test.ts). Closing an
+ * idle keep-alive connection is what its keep-alive timeout would do anyway; clients (Go's,
+ * Node's) retry a request on such a connection.
  */
 function capConnections(server: Server, cap: number, events: CapEvents): void {
   let open = 0;

@@ -115,6 +115,7 @@ const MiB = 1024 * 1024;
 
 type Limits = Pick<ServeOptions, 'readTimeout' | 'maxConnections'>;
 
+const READ_TIMEOUTS = /^sidecarset_shed_total\{reason="read-timeout"\} (\d+)$/m;
 const BYTES_IN_FLIGHT = /^sidecarset_request_body_bytes_in_flight (\d+)$/m;
 
 /** A server with these limits (and a 1 MiB body budget) for the tests of one describe block. */
@@ -255,6 +256,14 @@ describe('limits', () => {
     }
     const { ms } = await closed;
     assert.ok(ms < 2500, `closed after ${ms} ms`);
+  });
+
+  it('closes a connection that completes the handshake but never sends a request', async () => {
+    const before = await server().metric(READ_TIMEOUTS);
+    const socket = await connected(server());
+    const { ms } = await untilClosed(socket);
+    assert.ok(ms < 2500, `closed after ${ms} ms`);
+    assert.equal(await server().metric(READ_TIMEOUTS), before + 1);
   });
 
   it('closes a connection that never completes the TLS handshake', async () => {
