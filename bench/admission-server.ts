@@ -18,7 +18,7 @@ import { fastify } from 'fastify';
 import { startServe } from '../src/cli/serve.js';
 import { isPlainObject } from '../src/core/json.js';
 import type { Container, Pod, Volume } from '../src/core/k8s-types.js';
-import { BODY_LIMIT, TLS_POLICY } from '../src/server/http-server.js';
+import { BODY_LIMIT, secureContextOptions } from '../src/server/http-server.js';
 import { ensureDevCertificates, readTlsPair } from '../src/server/tls.js';
 
 export type ParentMessage = { type: 'cpu' } | { type: 'stop' };
@@ -65,7 +65,7 @@ async function startBaseline(devCertDir: string): Promise<Running> {
   const tls = await readTlsPair(dev.certFile, dev.keyFile);
   const app = fastify({
     bodyLimit: BODY_LIMIT,
-    https: { ...TLS_POLICY, cert: tls.cert, key: tls.key },
+    https: secureContextOptions(tls),
   });
   app.post('/mutate-pods', async (request, reply) => {
     const review = parseReview(request.body);

@@ -335,7 +335,10 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
         .default(DEFAULT_SERVER_LIMITS.readTimeoutSeconds),
     )
     .addOption(
-      new Option('--max-connections <n>', 'open connections per port; more are closed at once')
+      new Option(
+        '--max-connections <n>',
+        'open connections per port; at the cap the longest-idle keep-alive connection is closed to make room, else a new one is refused',
+      )
         .env('SIDECARSET_MAX_CONNECTIONS')
         .argParser(parsePositive)
         .default(DEFAULT_SERVER_LIMITS.maxConnections),

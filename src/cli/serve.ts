@@ -2,8 +2,6 @@
  * `sidecarset serve`: the composition root of the webhook. Everything is wired here and nowhere
  * else: logger, SidecarSet cache, certificates, HTTPS app, metrics port, graceful shutdown.
  */
-import { Server as HttpsServer } from 'node:https';
-
 import { KubeConfig } from '@kubernetes/client-node';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
@@ -25,7 +23,7 @@ import { writeLinesTogether } from '../server/log-batching.js';
 import type { ShutdownStep } from './shutdown-steps.js';
 import { runShutdownSteps } from './shutdown-steps.js';
 import type { ServerLimits } from '../server/http-server.js';
-import { DEFAULT_SERVER_LIMITS } from '../server/http-server.js';
+import { DEFAULT_SERVER_LIMITS, replaceCertificate } from '../server/http-server.js';
 import { DEFAULT_CERTIFICATE_TIMES, serviceDnsNames } from '../server/cert-plan.js';
 import type { WebhookMetrics } from '../server/metrics.js';
 import { createMetrics } from '../server/metrics.js';
@@ -361,8 +359,7 @@ function swapCertificate(
   metrics: WebhookMetrics,
   logger: Logger,
 ): void {
-  const server: unknown = app.server;
-  if (server instanceof HttpsServer) server.setSecureContext({ cert: pair.cert, key: pair.key });
+  replaceCertificate(app.server, pair);
   metrics.certificateExpiry.set(pair.notAfter.getTime() / 1000);
   logger.info({ notAfter: pair.notAfter.toISOString() }, 'serving certificate reloaded');
 }
@@ -377,9 +374,19 @@ function watchCertificate(
     onChange,
     onError: (err) => {
       logger.error(
-        { err: err instanceof Error ? err.message : String(err) },
+        { err: messageOf(err) },
         'cannot reload the serving certificate; keeping the current one',
       );
     },
+    onPending: (err) => {
+      logger.debug(
+        { err: messageOf(err) },
+        'certificate files changed; waiting for a matching pair',
+      );
+    },
   });
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -4,7 +4,6 @@
  * nothing else happens here. `buildApp` does not listen.
  */
 import { STATUS_CODES, maxHeaderSize } from 'node:http';
-import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Socket } from 'node:net';
 
 import type { FastifyError, FastifyInstance } from 'fastify';
@@ -24,7 +23,7 @@ import { reviewConversion } from '../core/conversion/conversion-review.js';
 import { registerBodyBudget } from './body-budget.js';
 import type { HealthDeps } from './health-routes.js';
 import { registerHealthRoutes, sendStatus, statusBody } from './health-routes.js';
-import type { ServerLimits } from './http-server.js';
+import type { CertificatePair, ServerLimits } from './http-server.js';
 import { BODY_LIMIT, DEFAULT_SERVER_LIMITS, limitedServerFactory } from './http-server.js';
 import { limitMetricsOf } from './limit-metrics.js';
 import type { WebhookMetrics } from './metrics.js';
@@ -35,8 +34,8 @@ export interface AppDeps {
   metrics: WebhookMetrics;
   now: () => Date;
   random: () => number;
-  /** TLS options (the TLS policy of http-server.ts is added). */
-  https: HttpsServerOptions;
+  /** The serving certificate (served under the TLS policy of http-server.ts). */
+  https: CertificatePair;
   limits?: ServerLimits;
   /**
    * Called before each admission's log line, so that the lines of one event-loop turn can reach
@@ -253,7 +252,7 @@ function limitedFastify(
   logger: Logger,
   metrics: WebhookMetrics,
   limits: ServerLimits,
-  https?: HttpsServerOptions,
+  https?: CertificatePair,
 ): FastifyInstance {
   const { shed } = limitMetricsOf(metrics.registry);
   let droppedSinceLog = 0;
@@ -276,7 +275,12 @@ function limitedFastify(
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     ...(https ? { https } : {}),
-    serverFactory: limitedServerFactory(https, limits, onDrop),
+    serverFactory: limitedServerFactory(https, limits, {
+      onDrop,
+      onIdleClosed: () => {
+        shed.inc({ reason: 'idle-keep-alive' });
+      },
+    }),
     clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => {
       if (err.code === 'ECONNRESET' || socket.destroyed) return;
       const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';

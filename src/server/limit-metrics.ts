@@ -17,7 +17,7 @@ export function limitMetricsOf(registry: Registry): LimitMetrics {
   const metrics: LimitMetrics = {
     shed: new Counter({
       name: 'sidecarset_shed_total',
-      help: 'Connections closed or requests refused by a limit: max-connections, read-timeout, body-budget',
+      help: 'Connections closed or requests refused by a limit: max-connections, idle-keep-alive, read-timeout, body-budget',
       labelNames: ['reason'] as const,
       registers: [registry],
     }),

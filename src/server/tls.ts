@@ -54,16 +54,28 @@ export interface TlsWatch {
   close(): Promise<void>;
 }
 
+export interface TlsWatchHandlers {
+  onChange: (pair: TlsPair) => void;
+  /** The files hold no valid pair a second after they last changed (or cannot be watched). */
+  onError: (err: unknown) => void;
+  /** The files just changed and hold no valid pair yet: one is most likely half-way written. */
+  onPending?: (err: unknown) => void;
+}
+
 /**
  * Calls onChange with the new pair whenever the files change and hold a valid pair, within a
  * fraction of a second also when they sit behind a mounted Secret's `..data` symlink (see
  * src/cache/watch-paths.ts). A pair read halfway through a rewrite is refused and read again
  * on the next change, or a second later in case that change came before the read.
+ *
+ * A writer that is not atomic (the key, then the certificate) leaves a mismatched pair between
+ * its two writes: that is onPending, not an error (issue 23: one error line per rotation). Only
+ * a pair still invalid at the read a second after the last change goes to onError.
  */
 export function watchTlsPair(
   certFile: string,
   keyFile: string,
-  handlers: { onChange: (pair: TlsPair) => void; onError: (err: unknown) => void },
+  handlers: TlsWatchHandlers,
   pollMs = 60_000,
 ): TlsWatch {
   let last = '';
@@ -78,8 +90,11 @@ export function watchTlsPair(
         if (last !== '' && fingerprint !== last) handlers.onChange(pair);
         last = fingerprint;
       } catch (err) {
-        handlers.onError(err);
-        if (isRetry) return;
+        if (isRetry) {
+          handlers.onError(err);
+          return;
+        }
+        handlers.onPending?.(err);
         retry = setTimeout(check, RETRY_MS, true);
         retry.unref();
       }

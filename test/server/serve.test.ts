@@ -19,8 +19,10 @@ import type { Served, ServeOptions } from '../../src/cli/serve.js';
 import { startServe } from '../../src/cli/serve.js';
 import type { Pod } from '../../src/core/k8s-types.js';
 import { BODY_LIMIT } from '../../src/server/http-server.js';
+import type { DevCertificates } from '../../src/server/tls.js';
 import { ensureDevCertificates } from '../../src/server/tls.js';
 import { podReview, sidecarSetReview } from '../support/admission.js';
+import { eventually } from '../support/eventually.js';
 import { httpsRequest, peerFingerprint, postJson } from '../support/https.js';
 
 const examples = new URL('../../examples/', import.meta.url).pathname;
@@ -541,16 +543,31 @@ describe('a pod the SidecarSets cannot be injected into', () => {
   });
 });
 
+/**
+ * Two development certificates, `a` copied to the files `cert` and `key` that serve is given,
+ * and both CAs.
+ */
+async function twoPairs(): Promise<{
+  a: DevCertificates;
+  b: DevCertificates;
+  cert: string;
+  key: string;
+  ca: string[];
+}> {
+  const [first, second, live] = await Promise.all([tempDir(), tempDir(), tempDir()]);
+  const a = await ensureDevCertificates(first, new Date());
+  const b = await ensureDevCertificates(second, new Date());
+  const cert = join(live, 'tls.crt');
+  const key = join(live, 'tls.key');
+  await copyFile(a.certFile, cert);
+  await copyFile(a.keyFile, key);
+  const ca = [await readFile(a.caFile, 'utf8'), await readFile(b.caFile, 'utf8')];
+  return { a, b, cert, key, ca };
+}
+
 describe('certificate rotation on disk', () => {
   it('gives the next connection the new certificate; a request in flight completes', async () => {
-    const [first, second, live] = await Promise.all([tempDir(), tempDir(), tempDir()]);
-    const a = await ensureDevCertificates(first, new Date());
-    const b = await ensureDevCertificates(second, new Date());
-    const cert = join(live, 'tls.crt');
-    const key = join(live, 'tls.key');
-    await copyFile(a.certFile, cert);
-    await copyFile(a.keyFile, key);
-    const ca = [await readFile(a.caFile, 'utf8'), await readFile(b.caFile, 'utf8')];
+    const { a, b, cert, key, ca } = await twoPairs();
     const fingerprint = async (file: string): Promise<string> =>
       new X509Certificate(await readFile(file)).fingerprint256;
     const { served } = await start({ cert, key });
@@ -616,6 +633,43 @@ describe('certificate rotation on disk', () => {
       assert.equal(finished.status, 200, finished.text);
       assert.equal((JSON.parse(finished.text) as ReviewAnswer).response.uid, 'in-flight');
       assert.equal(finished.fingerprint, await fingerprint(a.certFile));
+    } finally {
+      await served.close();
+    }
+  });
+});
+
+describe('non-atomic certificate rotation', () => {
+  it('waits for the matching pair without an error line; a pair still broken is reported', async () => {
+    const { a, b, cert, key, ca } = await twoPairs();
+    const wanted = new X509Certificate(await readFile(b.certFile)).fingerprint256;
+    const { served, io } = await start({ cert, key });
+    const errorLines = (): string[] =>
+      io
+        .log()
+        .split('\n')
+        .filter((l) => l.includes('"level":50'));
+    try {
+      // What `cp` or a sidecar writing the files one after the other does: the key, then the cert.
+      await writeFile(key, await readFile(b.keyFile));
+      await new Promise((r) => setTimeout(r, 300));
+      await writeFile(cert, await readFile(b.certFile));
+      await eventually(
+        async () => (await httpsRequest(`${served.url}/healthz`, { ca })).fingerprint === wanted,
+        'the new certificate',
+        5000,
+      );
+      await new Promise((r) => setTimeout(r, 1500)); // past the retry
+      assert.deepEqual(errorLines(), []);
+      assert.match(io.log(), /serving certificate reloaded/);
+
+      // A key that stays foreign to the certificate is an error, reported once.
+      await writeFile(key, await readFile(a.keyFile));
+      await eventually(() => errorLines().length > 0, 'the error line', 5000);
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.equal(errorLines().length, 1, errorLines().join('\n'));
+      assert.match(errorLines()[0] ?? '', /does not belong to the certificate/);
+      assert.equal((await httpsRequest(`${served.url}/healthz`, { ca })).fingerprint, wanted);
     } finally {
       await served.close();
     }
