@@ -75,10 +75,22 @@ export function decideSidecarSetValidation(
 ): SidecarSetDecision {
   const target = sidecarSetOf(request);
   if ('response' in target) return target;
-  const old =
-    request.operation === 'UPDATE' && isPlainObject(request.oldObject)
-      ? (request.oldObject as unknown as SidecarSet)
-      : undefined;
+  let old: SidecarSet | undefined;
+  if (request.operation === 'UPDATE') {
+    const stored = storedSidecarSet(request.oldObject);
+    if (typeof stored === 'string') {
+      return {
+        response: deny(
+          request.uid,
+          400,
+          `request.oldObject is not a SidecarSet: ${stored}`,
+          'BadRequest',
+        ),
+        outcome: 'rejected',
+      };
+    }
+    old = stored;
+  }
   const errors = validateSidecarSet(target, {
     others,
     revisions: revisions(target.metadata.name ?? ''),
@@ -91,4 +103,18 @@ export function decideSidecarSetValidation(
     };
   }
   return { response: allow(request.uid), outcome: 'allowed' };
+}
+
+/**
+ * The stored SidecarSet of an UPDATE, or why `oldObject` is not one. The API server always sends
+ * the stored object, which passed the CRD's schema (generated from the one checked here), so a
+ * missing or malformed one is a bad request: denied with 400, as OpenKruise's handler answers when
+ * it cannot decode oldObject (admission.Errored(http.StatusBadRequest)). Treating it as absent
+ * instead would skip the rules that compare with the stored object (containers cannot be added,
+ * upgradeType and the canary base are immutable) and let through an UPDATE they refuse.
+ */
+function storedSidecarSet(oldObject: unknown): SidecarSet | string {
+  if (!isPlainObject(oldObject)) return oldObject === undefined ? 'missing' : 'not an object';
+  const errors = validateSidecarSetSchema(oldObject);
+  return errors.length > 0 ? formatFieldErrors(errors) : (oldObject as unknown as SidecarSet);
 }
