@@ -4,7 +4,7 @@
  */
 import { Server as HttpsServer } from 'node:https';
 
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
@@ -19,6 +19,7 @@ import { createCertificateManager } from '../k8s/certificates.js';
 import type { WebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
 import { createClusterSource } from '../k8s/cluster-source.js';
 import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
+import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { createControllerMetrics } from '../server/controller-metrics.js';
 import { buildApp, buildHealthApp } from '../server/app.js';
 import { writeLinesTogether } from '../server/log-batching.js';
@@ -123,7 +124,7 @@ async function startAll(
   // The cache-size gauge reads the source lazily, at scrape time.
   const metrics = createMetrics(() => source);
   const kubeConfig =
-    options.sidecarsets === undefined ? loadKubeConfig(options.kubeconfig) : undefined;
+    options.sidecarsets === undefined ? clusterKubeConfig(options.kubeconfig) : undefined;
   const source = createSource(options, kubeConfig, logger, metrics);
   stops.push({ what: 'SidecarSet cache', stop: () => source.stop() });
   const controller = startControllerIfWanted(options, kubeConfig, logger, metrics.registry);
@@ -220,11 +221,8 @@ function createSource(
 }
 
 /** The cluster's KubeConfig, its API requests sharing keep-alive connections. */
-export function loadKubeConfig(file: string | undefined): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  if (file !== undefined) kubeConfig.loadFromFile(file);
-  else kubeConfig.loadFromDefault();
-  return shareKeepAliveAgent(kubeConfig);
+export function clusterKubeConfig(file: string | undefined): KubeConfig {
+  return shareKeepAliveAgent(loadKubeConfig(file));
 }
 
 /** The upgrade controller beside the webhook: on by default in cluster mode, off in files mode. */
