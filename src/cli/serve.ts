@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 
+import { SidecarSetError } from '../core/errors.js';
 import { INSTALLATION } from '../core/installation-names.js';
 import { createFilesSource } from '../cache/files-source.js';
 import type { SnapshotSource } from '../cache/snapshot.js';
@@ -286,6 +287,19 @@ export function launchController(
   };
 }
 
+/** --cert and --key at start: a pair that cannot be used is the user's input, not a bug. */
+async function readUserTlsPair(cert: string, key: string): Promise<TlsPair> {
+  try {
+    return await readTlsPair(cert, key);
+  } catch (err) {
+    throw new SidecarSetError(
+      'SI_ERR_BAD_INPUT',
+      `--cert ${cert} and --key ${key} cannot be used: ${err instanceof Error ? err.message : String(err)}`,
+      400,
+    );
+  }
+}
+
 async function loadCertificate(
   options: ServeOptions,
   kubeConfig: KubeConfig | undefined,
@@ -294,7 +308,7 @@ async function loadCertificate(
   onChange: (pair: TlsPair) => void,
 ): Promise<{ pair: TlsPair; caFile?: string }> {
   if (options.cert !== undefined && options.key !== undefined) {
-    return { pair: await readTlsPair(options.cert, options.key) };
+    return { pair: await readUserTlsPair(options.cert, options.key) };
   }
   // A pod's client-node config is named inClusterContext (KubeConfig.loadFromCluster).
   const inCluster = kubeConfig?.getCurrentContext() === 'inClusterContext';

@@ -4,41 +4,15 @@
  * with exit code 1 and say what it looked for, not try http://localhost:8080 (forever, for serve).
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
-const root = new URL('../../', import.meta.url).pathname;
+import { runAsUser as runWithoutKubeconfig } from '../support/cli.js';
+
 const IN_A_POD = existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token');
-
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stderr: string;
-}
-
-/** The built CLI with `home` as HOME and every kubeconfig variable removed; killed after 20 s. */
-function runWithoutKubeconfig(args: string[], home: string): Promise<Run> {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([key]) => !key.startsWith('SIDECARSET_') && key !== 'KUBECONFIG',
-    ),
-  );
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['bin/sidecarset.js', ...args],
-      { cwd: root, env: { ...env, HOME: home }, timeout: 20_000, killSignal: 'SIGKILL' },
-      (err, _stdout, stderr) => {
-        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : null;
-        resolve({ code, signal: err?.signal ?? null, stderr });
-      },
-    );
-  });
-}
 
 describe('no kubeconfig to be found', { skip: IN_A_POD && 'running in a pod' }, () => {
   const commands = [
