@@ -301,6 +301,11 @@ describe('sidecarset serve (files mode, development certificate)', () => {
       ['no metadata', { apiVersion: set['apiVersion'], kind: 'SidecarSet', spec: set['spec'] }],
       ['no spec', { apiVersion: set['apiVersion'], kind: 'SidecarSet', metadata: set['metadata'] }],
       ['containers not an array', { ...set, spec: { ...(set['spec'] as object), containers: 7 } }],
+      [
+        'a container without a name',
+        { ...set, spec: { ...(set['spec'] as object), containers: [{}] } },
+      ],
+      ['annotations not strings', { ...set, metadata: { name: 'agent', annotations: { a: 1 } } }],
       ['a string', 'logtail'],
       ['an array', [set]],
       ['missing', null],
@@ -323,17 +328,17 @@ describe('sidecarset serve (files mode, development certificate)', () => {
         what,
       );
     }
-    const { status, json } = await postJson(
-      url('/validate-sidecarsets'),
-      sidecarSetReview(set, { operation: 'UPDATE', oldObject: set }),
-      ca,
-    );
-    assert.equal(status, 200);
-    assert.equal(
-      (json as ReviewAnswer).response.allowed,
-      true,
-      'a well-formed UPDATE still passes',
-    );
+    // A stored object only an older or OpenKruise's schema admitted stays updatable.
+    const olderSchema = { ...set, spec: { ...(set['spec'] as object), fieldOfAnotherRelease: 1 } };
+    for (const oldObject of [set, olderSchema]) {
+      const { status, json } = await postJson(
+        url('/validate-sidecarsets'),
+        sidecarSetReview(set, { operation: 'UPDATE', oldObject }),
+        ca,
+      );
+      assert.equal(status, 200);
+      assert.equal((json as ReviewAnswer).response.allowed, true, JSON.stringify(json));
+    }
   });
 
   it('converts SidecarSets between v1alpha1 and v1beta1 (/convert)', async () => {

@@ -107,14 +107,30 @@ export function decideSidecarSetValidation(
 
 /**
  * The stored SidecarSet of an UPDATE, or why `oldObject` is not one. The API server always sends
- * the stored object, which passed the CRD's schema (generated from the one checked here), so a
- * missing or malformed one is a bad request: denied with 400, as OpenKruise's handler answers when
- * it cannot decode oldObject (admission.Errored(http.StatusBadRequest)). Treating it as absent
- * instead would skip the rules that compare with the stored object (containers cannot be added,
- * upgradeType and the canary base are immutable) and let through an UPDATE they refuse.
+ * the stored object, so a missing or malformed one is a bad request: denied with 400, as
+ * OpenKruise's handler answers when it cannot decode oldObject (admission.Errored(400)). Treating
+ * it as absent instead would skip the rules that compare with the stored object (containers cannot
+ * be added, upgradeType and the canary base are immutable) and let through an UPDATE they refuse.
+ * Only the shape those rules read is checked, not the whole schema: a stored object that an older
+ * schema (or OpenKruise's) admitted must stay updatable, or it could never be fixed.
  */
 function storedSidecarSet(oldObject: unknown): SidecarSet | string {
-  if (!isPlainObject(oldObject)) return oldObject === undefined ? 'missing' : 'not an object';
-  const errors = validateSidecarSetSchema(oldObject);
-  return errors.length > 0 ? formatFieldErrors(errors) : (oldObject as unknown as SidecarSet);
+  if (oldObject === undefined) return 'missing';
+  if (!isPlainObject(oldObject)) return 'not an object';
+  const { metadata, spec } = oldObject;
+  if (!isPlainObject(metadata)) return 'metadata is not an object';
+  const annotations = metadata['annotations'] ?? {};
+  if (!isPlainObject(annotations) || !Object.values(annotations).every(isString)) {
+    return 'metadata.annotations is not a map of strings';
+  }
+  if (!isPlainObject(spec)) return 'spec is not an object';
+  const containers = spec['containers'] ?? [];
+  const isContainer = (c: unknown): boolean =>
+    isPlainObject(c) && isString(c['name']) && isPlainObject(c['upgradeStrategy'] ?? {});
+  if (!Array.isArray(containers) || !containers.every(isContainer)) {
+    return 'spec.containers is not a list of containers';
+  }
+  return oldObject as unknown as SidecarSet;
 }
+
+const isString = (value: unknown): boolean => typeof value === 'string';
