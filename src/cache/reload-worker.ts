@@ -7,6 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { FilesPaths } from './load-files.js';
 import { loadFiles } from './load-files.js';
 import type { LoadReply } from './worker-loader.js';
+import { failedLoad } from './worker-loader.js';
 
 const paths = workerData as FilesPaths;
 
@@ -17,7 +18,7 @@ parentPort?.on('message', (id: number) => {
       reply({ id, files });
     },
     (err: unknown) => {
-      reply({ id, error: err instanceof Error ? err.message : String(err) });
+      reply(failedLoad(id, err));
     },
   );
 });

@@ -5,9 +5,30 @@
  */
 import { Worker } from 'node:worker_threads';
 
+import type { ErrorCode } from '../core/errors.js';
+import { SidecarSetError } from '../core/errors.js';
 import type { FilesPaths, LoadedFiles } from './load-files.js';
 
-export type LoadReply = { id: number; files: LoadedFiles } | { id: number; error: string };
+/**
+ * A load's result. A failure crosses the thread as its message, and as its code when it is a
+ * SidecarSetError (a problem in the files, not a bug), so that it is rebuilt as one here.
+ */
+export type LoadReply =
+  | { id: number; files: LoadedFiles }
+  | { id: number; error: string; code?: ErrorCode; statusCode?: number };
+
+export function failedLoad(id: number, err: unknown): LoadReply {
+  if (err instanceof SidecarSetError) {
+    return { id, error: err.message, code: err.code, statusCode: err.statusCode };
+  }
+  return { id, error: err instanceof Error ? err.message : String(err) };
+}
+
+function loadError(reply: { error: string; code?: ErrorCode; statusCode?: number }): Error {
+  return reply.code === undefined
+    ? new Error(reply.error)
+    : new SidecarSetError(reply.code, reply.error, reply.statusCode);
+}
 
 export interface FilesLoader {
   load(): Promise<LoadedFiles>;
@@ -54,7 +75,7 @@ export function createWorkerLoader(paths: FilesPaths): FilesLoader {
     started.on('message', (reply: LoadReply) => {
       const p = pending.get(reply.id);
       pending.delete(reply.id);
-      if ('error' in reply) p?.reject(new Error(reply.error));
+      if ('error' in reply) p?.reject(loadError(reply));
       else p?.resolve(reply.files);
     });
     started.on('error', (err) => {

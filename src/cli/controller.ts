@@ -9,7 +9,7 @@ import { registerProcessMetrics } from '../server/process-metrics.js';
 import type { Io } from './io.js';
 import { closeOnSignal } from './io.js';
 import type { ControllerFlags } from './flags.js';
-import { launchController, loadKubeConfig } from './serve.js';
+import { clusterKubeConfig, launchController } from './serve.js';
 
 export interface ControllerCommandOptions extends ControllerFlags {
   kubeconfig?: string;
@@ -23,7 +23,7 @@ export async function runController(options: ControllerCommandOptions, io: Io): 
   const registry = new Registry();
   registerProcessMetrics(registry);
   const controller = launchController(
-    loadKubeConfig(options.kubeconfig),
+    clusterKubeConfig(options.kubeconfig),
     options,
     logger,
     registry,

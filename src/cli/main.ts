@@ -253,10 +253,9 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
       ),
     )
     .addOption(
-      new Option(
-        '--kubeconfig <file>',
-        'cluster mode: kubeconfig (default: in-cluster or $KUBECONFIG)',
-      ).env('SIDECARSET_KUBECONFIG'),
+      new Option('--kubeconfig <file>', `cluster mode: ${KUBECONFIG_HELP}`).env(
+        'SIDECARSET_KUBECONFIG',
+      ),
     )
     .addOption(
       new Option('--port <port>', 'HTTPS port')
@@ -362,11 +361,7 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
     .description(
       'run only the in-place upgrade controller (every flag also reads SIDECARSET_<FLAG>)',
     )
-    .addOption(
-      new Option('--kubeconfig <file>', 'kubeconfig (default: in-cluster or $KUBECONFIG)').env(
-        'SIDECARSET_KUBECONFIG',
-      ),
-    )
+    .addOption(new Option('--kubeconfig <file>', KUBECONFIG_HELP).env('SIDECARSET_KUBECONFIG'))
     .addOption(
       new Option('--metrics-port <port>', 'serve /metrics, /healthz, /readyz over plain HTTP')
         .env('SIDECARSET_METRICS_PORT')
@@ -400,6 +395,8 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
   }
 }
 
+/** Where a kubeconfig is looked for, in order (src/k8s/kubeconfig.ts). */
+const KUBECONFIG_HELP = 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)';
 const SIDECARSETS_HELP = 'SidecarSet manifests: a file, a directory, or - for stdin';
 
 function addControllerOptions(command: Command): Command {
@@ -485,7 +482,7 @@ function addControllerOptions(command: Command): Command {
 /** --kubeconfig and --context, as kubectl has them. */
 function addClusterOptions(command: Command): Command {
   return command
-    .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
+    .option('--kubeconfig <file>', KUBECONFIG_HELP)
     .option('--context <name>', 'the kubeconfig context to use');
 }
 

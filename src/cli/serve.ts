@@ -2,12 +2,13 @@
  * `sidecarset serve`: the composition root of the webhook. Everything is wired here and nowhere
  * else: logger, SidecarSet cache, certificates, HTTPS app, metrics port, graceful shutdown.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 
+import { SidecarSetError } from '../core/errors.js';
 import { INSTALLATION } from '../core/installation-names.js';
 import { createFilesSource } from '../cache/files-source.js';
 import type { SnapshotSource } from '../cache/snapshot.js';
@@ -17,6 +18,7 @@ import { createCertificateManager } from '../k8s/certificates.js';
 import type { WebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
 import { createClusterSource } from '../k8s/cluster-source.js';
 import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
+import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { createControllerMetrics } from '../server/controller-metrics.js';
 import { buildApp, buildHealthApp } from '../server/app.js';
 import { writeLinesTogether } from '../server/log-batching.js';
@@ -121,7 +123,7 @@ async function startAll(
   // The cache-size gauge reads the source lazily, at scrape time.
   const metrics = createMetrics(() => source);
   const kubeConfig =
-    options.sidecarsets === undefined ? loadKubeConfig(options.kubeconfig) : undefined;
+    options.sidecarsets === undefined ? clusterKubeConfig(options.kubeconfig) : undefined;
   const source = createSource(options, kubeConfig, logger, metrics);
   stops.push({ what: 'SidecarSet cache', stop: () => source.stop() });
   const controller = startControllerIfWanted(options, kubeConfig, logger, metrics.registry);
@@ -218,11 +220,8 @@ function createSource(
 }
 
 /** The cluster's KubeConfig, its API requests sharing keep-alive connections. */
-export function loadKubeConfig(file: string | undefined): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  if (file !== undefined) kubeConfig.loadFromFile(file);
-  else kubeConfig.loadFromDefault();
-  return shareKeepAliveAgent(kubeConfig);
+export function clusterKubeConfig(file: string | undefined): KubeConfig {
+  return shareKeepAliveAgent(loadKubeConfig(file));
 }
 
 /** The upgrade controller beside the webhook: on by default in cluster mode, off in files mode. */
@@ -286,6 +285,19 @@ export function launchController(
   };
 }
 
+/** --cert and --key at start: a pair that cannot be used is the user's input, not a bug. */
+async function readUserTlsPair(cert: string, key: string): Promise<TlsPair> {
+  try {
+    return await readTlsPair(cert, key);
+  } catch (err) {
+    throw new SidecarSetError(
+      'SI_ERR_BAD_INPUT',
+      `--cert ${cert} and --key ${key} cannot be used: ${err instanceof Error ? err.message : String(err)}`,
+      400,
+    );
+  }
+}
+
 async function loadCertificate(
   options: ServeOptions,
   kubeConfig: KubeConfig | undefined,
@@ -294,7 +306,7 @@ async function loadCertificate(
   onChange: (pair: TlsPair) => void,
 ): Promise<{ pair: TlsPair; caFile?: string }> {
   if (options.cert !== undefined && options.key !== undefined) {
-    return { pair: await readTlsPair(options.cert, options.key) };
+    return { pair: await readUserTlsPair(options.cert, options.key) };
   }
   // A pod's client-node config is named inClusterContext (KubeConfig.loadFromCluster).
   const inCluster = kubeConfig?.getCurrentContext() === 'inClusterContext';

@@ -12,10 +12,10 @@ import {
   AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  KubeConfig,
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 
 import { SIDECARSET_NAME_LABEL } from '../core/annotations.js';
 import type { WebhookSelectors } from '../core/diagnosis/check-inject.js';
@@ -26,6 +26,7 @@ import { selectorString } from '../core/selector.js';
 import type { SidecarSet } from '../core/sidecarset-types.js';
 import { ClusterError, ConflictError, NotFoundError } from './cluster-error.js';
 import { cachedNamespace } from './collections.js';
+import { loadKubeConfig } from './kubeconfig.js';
 import type { ListPage } from './reflector.js';
 import { storedRevision } from './revisions.js';
 
@@ -42,13 +43,7 @@ export interface ClusterFlags {
 }
 
 export function cliKubeConfig(flags: ClusterFlags): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  try {
-    if (flags.kubeconfig !== undefined) kubeConfig.loadFromFile(flags.kubeconfig);
-    else kubeConfig.loadFromDefault();
-  } catch (err) {
-    throw new ClusterError(`cannot load the kubeconfig: ${messageOf(err)}`);
-  }
+  const kubeConfig = loadKubeConfig(flags.kubeconfig);
   if (flags.context !== undefined) {
     if (kubeConfig.getContextObject(flags.context) === null) {
       throw new ClusterError(`context "${flags.context}" does not exist in the kubeconfig`);

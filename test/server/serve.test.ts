@@ -94,6 +94,34 @@ function patched(pod: Pod, answer: ReviewAnswer): Pod {
   return jsonPatch.applyPatch(structuredClone(pod), ops, true, false).newDocument;
 }
 
+/** A defaulted SidecarSet with one cold-upgraded container, as the validating webhook receives it. */
+function defaultedSidecarSet(
+  apiVersion: string,
+  name: string,
+  container: string,
+  app: string,
+  annotations?: Record<string, string>,
+): Record<string, unknown> {
+  return {
+    apiVersion,
+    kind: 'SidecarSet',
+    metadata: { name, ...(annotations ? { annotations } : {}) },
+    spec: {
+      selector: { matchLabels: { app } },
+      containers: [
+        {
+          name: container,
+          image: 'x:1',
+          podInjectPolicy: 'BeforeAppContainer',
+          shareVolumePolicy: { type: 'disabled' },
+          upgradeStrategy: { upgradeType: 'ColdUpgrade' },
+        },
+      ],
+      updateStrategy: { type: 'RollingUpdate', partition: 0, maxUnavailable: 1 },
+    },
+  };
+}
+
 describe('sidecarset serve (files mode, development certificate)', () => {
   let served: Served;
   let ca: string;
@@ -208,24 +236,8 @@ describe('sidecarset serve (files mode, development certificate)', () => {
   }
 
   it('validates SidecarSets, conflicts with the cached ones included (/validate-sidecarsets)', async () => {
-    const agent = (name: string, container: string, app: string): Record<string, unknown> => ({
-      apiVersion: 'apps.kruise.io/v1alpha1',
-      kind: 'SidecarSet',
-      metadata: { name },
-      spec: {
-        selector: { matchLabels: { app } },
-        containers: [
-          {
-            name: container,
-            image: 'x:1',
-            podInjectPolicy: 'BeforeAppContainer',
-            shareVolumePolicy: { type: 'disabled' },
-            upgradeStrategy: { upgradeType: 'ColdUpgrade' },
-          },
-        ],
-        updateStrategy: { type: 'RollingUpdate', partition: 0, maxUnavailable: 1 },
-      },
-    });
+    const agent = (name: string, container: string, app: string): Record<string, unknown> =>
+      defaultedSidecarSet('apps.kruise.io/v1alpha1', name, container, app);
     const ok = await review(
       '/validate-sidecarsets',
       sidecarSetReview(agent('other', 'agent', 'nginx')),
@@ -255,24 +267,8 @@ describe('sidecarset serve (files mode, development certificate)', () => {
   });
 
   it('refuses malformed health gate annotations; an UPDATE keeping a stored one passes', async () => {
-    const gated = (annotations: Record<string, string>): Record<string, unknown> => ({
-      apiVersion: 'apps.kruise.io/v1beta1',
-      kind: 'SidecarSet',
-      metadata: { name: 'gated', annotations },
-      spec: {
-        selector: { matchLabels: { app: 'gated' } },
-        containers: [
-          {
-            name: 'gated',
-            image: 'x:1',
-            podInjectPolicy: 'BeforeAppContainer',
-            shareVolumePolicy: { type: 'disabled' },
-            upgradeStrategy: { upgradeType: 'ColdUpgrade' },
-          },
-        ],
-        updateStrategy: { type: 'RollingUpdate', partition: 0, maxUnavailable: 1 },
-      },
-    });
+    const gated = (annotations: Record<string, string>): Record<string, unknown> =>
+      defaultedSidecarSet('apps.kruise.io/v1beta1', 'gated', 'gated', 'gated', annotations);
     const bad = { 'sidecarset.dev/unhealthy-pods-to-pause': '150%' };
     const created = await review('/validate-sidecarsets', sidecarSetReview(gated(bad)));
     assert.equal(created.response.allowed, false);
@@ -299,6 +295,52 @@ describe('sidecarset serve (files mode, development certificate)', () => {
     );
     assert.equal(changed.response.allowed, false);
     assert.match(changed.response.status?.message ?? '', /Invalid value: "-1"/);
+  });
+
+  it('denies an UPDATE whose oldObject is not a SidecarSet (400 BadRequest), never a 500', async () => {
+    const set = defaultedSidecarSet('apps.kruise.io/v1beta1', 'agent', 'agent', 'agent');
+    const malformed: [string, unknown][] = [
+      ['no metadata', { apiVersion: set['apiVersion'], kind: 'SidecarSet', spec: set['spec'] }],
+      ['no spec', { apiVersion: set['apiVersion'], kind: 'SidecarSet', metadata: set['metadata'] }],
+      ['containers not an array', { ...set, spec: { ...(set['spec'] as object), containers: 7 } }],
+      [
+        'a container without a name',
+        { ...set, spec: { ...(set['spec'] as object), containers: [{}] } },
+      ],
+      ['annotations not strings', { ...set, metadata: { name: 'agent', annotations: { a: 1 } } }],
+      ['a string', 'logtail'],
+      ['an array', [set]],
+      ['missing', null],
+    ];
+    for (const [what, oldObject] of malformed) {
+      const { status, json } = await postJson(
+        url('/validate-sidecarsets'),
+        sidecarSetReview(set, { operation: 'UPDATE', oldObject, uid: `old-${what}` }),
+        ca,
+      );
+      assert.equal(status, 200, what);
+      const answer = json as ReviewAnswer;
+      assert.equal(answer.kind, 'AdmissionReview', what);
+      assert.equal(answer.response.uid, `old-${what}`);
+      assert.equal(answer.response.allowed, false, what);
+      assert.equal(answer.response.status?.code, 400, what);
+      assert.match(
+        answer.response.status.message,
+        /^request\.oldObject is not a SidecarSet: /,
+        what,
+      );
+    }
+    // A stored object only an older or OpenKruise's schema admitted stays updatable.
+    const olderSchema = { ...set, spec: { ...(set['spec'] as object), fieldOfAnotherRelease: 1 } };
+    for (const oldObject of [set, olderSchema]) {
+      const { status, json } = await postJson(
+        url('/validate-sidecarsets'),
+        sidecarSetReview(set, { operation: 'UPDATE', oldObject }),
+        ca,
+      );
+      assert.equal(status, 200);
+      assert.equal((json as ReviewAnswer).response.allowed, true, JSON.stringify(json));
+    }
   });
 
   it('converts SidecarSets between v1alpha1 and v1beta1 (/convert)', async () => {

@@ -1,4 +1,5 @@
 /** Runs the CLI in-process with in-memory streams. */
+import { execFile } from 'node:child_process';
 import { PassThrough, Readable } from 'node:stream';
 
 import { main } from '../../src/cli/main.js';
@@ -35,4 +36,38 @@ export function runClusterCli(
   now = new Date('2026-07-02T10:00:00Z'),
 ): Promise<CliResult> {
   return runCli([...argv, '--kubeconfig', kubeconfig], '', now);
+}
+
+export interface ProcessResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderr: string;
+}
+
+/**
+ * The built CLI (bin/sidecarset.js) as a user runs it, with `home` as HOME and no SIDECARSET_*
+ * or KUBECONFIG variable; killed after 20 s (then `signal` is SIGKILL).
+ */
+export function runAsUser(args: string[], home: string): Promise<ProcessResult> {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([key]) => !key.startsWith('SIDECARSET_') && key !== 'KUBECONFIG',
+    ),
+  );
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['bin/sidecarset.js', ...args],
+      {
+        cwd: new URL('../../', import.meta.url).pathname,
+        env: { ...env, HOME: home },
+        timeout: 20_000,
+        killSignal: 'SIGKILL',
+      },
+      (err, _stdout, stderr) => {
+        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : null;
+        resolve({ code, signal: err?.signal ?? null, stderr });
+      },
+    );
+  });
 }

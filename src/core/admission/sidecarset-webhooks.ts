@@ -75,10 +75,22 @@ export function decideSidecarSetValidation(
 ): SidecarSetDecision {
   const target = sidecarSetOf(request);
   if ('response' in target) return target;
-  const old =
-    request.operation === 'UPDATE' && isPlainObject(request.oldObject)
-      ? (request.oldObject as unknown as SidecarSet)
-      : undefined;
+  let old: SidecarSet | undefined;
+  if (request.operation === 'UPDATE') {
+    const stored = storedSidecarSet(request.oldObject);
+    if (typeof stored === 'string') {
+      return {
+        response: deny(
+          request.uid,
+          400,
+          `request.oldObject is not a SidecarSet: ${stored}`,
+          'BadRequest',
+        ),
+        outcome: 'rejected',
+      };
+    }
+    old = stored;
+  }
   const errors = validateSidecarSet(target, {
     others,
     revisions: revisions(target.metadata.name ?? ''),
@@ -92,3 +104,33 @@ export function decideSidecarSetValidation(
   }
   return { response: allow(request.uid), outcome: 'allowed' };
 }
+
+/**
+ * The stored SidecarSet of an UPDATE, or why `oldObject` is not one. The API server always sends
+ * the stored object, so a missing or malformed one is a bad request: denied with 400, as
+ * OpenKruise's handler answers when it cannot decode oldObject (admission.Errored(400)). Treating
+ * it as absent instead would skip the rules that compare with the stored object (containers cannot
+ * be added, upgradeType and the canary base are immutable) and let through an UPDATE they refuse.
+ * Only the shape those rules read is checked, not the whole schema: a stored object that an older
+ * schema (or OpenKruise's) admitted must stay updatable, or it could never be fixed.
+ */
+function storedSidecarSet(oldObject: unknown): SidecarSet | string {
+  if (oldObject === undefined) return 'missing';
+  if (!isPlainObject(oldObject)) return 'not an object';
+  const { metadata, spec } = oldObject;
+  if (!isPlainObject(metadata)) return 'metadata is not an object';
+  const annotations = metadata['annotations'] ?? {};
+  if (!isPlainObject(annotations) || !Object.values(annotations).every(isString)) {
+    return 'metadata.annotations is not a map of strings';
+  }
+  if (!isPlainObject(spec)) return 'spec is not an object';
+  const containers = spec['containers'] ?? [];
+  const isContainer = (c: unknown): boolean =>
+    isPlainObject(c) && isString(c['name']) && isPlainObject(c['upgradeStrategy'] ?? {});
+  if (!Array.isArray(containers) || !containers.every(isContainer)) {
+    return 'spec.containers is not a list of containers';
+  }
+  return oldObject as unknown as SidecarSet;
+}
+
+const isString = (value: unknown): boolean => typeof value === 'string';

@@ -14,12 +14,12 @@ export function isSelectorOverlapping(
 }
 
 /** Values a selector allows per key; `all` marks a key required by Exists. */
-interface KeyValues {
+export interface KeyValues {
   all: boolean;
   values: Set<string>;
 }
 
-function allowedValues(selector: Readonly<LabelSelector>): Map<string, KeyValues> {
+export function allowedValues(selector: Readonly<LabelSelector>): Map<string, KeyValues> {
   const map = new Map<string, KeyValues>();
   const entry = (key: string): KeyValues => {
     let e = map.get(key);

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import fc from 'fast-check';
+import type { LabelSelector } from '../../../src/core/k8s-types.js';
 import type { SidecarSet } from '../../../src/core/sidecarset-types.js';
 import { formatFieldError, formatFieldErrors } from '../../../src/core/validation/field-error.js';
 import { validateSidecarSet } from '../../../src/core/validation/sidecarset.js';
@@ -184,13 +185,27 @@ const arbitrarySidecarSet = fc
       }),
       { maxLength: 2 },
     ),
-    app: fc.constantFrom('web', 'db', undefined),
+    // First labels that the index groups by, and expressions that widen or narrow what they allow.
+    selector: fc.constantFrom<LabelSelector>(
+      {},
+      { matchLabels: { app: 'web' } },
+      { matchLabels: { app: 'db' } },
+      { matchLabels: { app: 'web', tier: 'front' } },
+      { matchLabels: { tier: 'front', app: 'db' } },
+      { matchExpressions: [{ key: 'app', operator: 'In', values: ['web', 'db'] }] },
+      { matchExpressions: [{ key: 'app', operator: 'Exists' }] },
+      {
+        matchLabels: { app: 'web' },
+        matchExpressions: [{ key: 'app', operator: 'In', values: ['db'] }],
+      },
+      { matchExpressions: [{ key: 'app', operator: 'NotIn', values: ['web'] }] },
+    ),
     namespace: fc.constantFrom('x', 'y', undefined),
     canaryOf: fc.constantFrom('a', 'b', undefined),
   })
   .map((r): SidecarSet => {
     const ss = makeSidecarSet(r.name, {
-      selector: r.app === undefined ? {} : { matchLabels: { app: r.app } },
+      selector: r.selector,
       containers: r.containers.map((c) => sidecar(c)),
       initContainers: r.initContainers.map((c) => initSidecar(c)),
       volumes: r.volumes.map((v) => ({ name: v.name, hostPath: hostPath(v.path) })),
@@ -237,4 +252,65 @@ test('the conflict index follows a new array of SidecarSets', () => {
   assert.equal(validateCrossSidecarSetConflicts(a, growing).length, 0);
   growing.push(b);
   assert.equal(validateCrossSidecarSetConflicts(a, growing).length, 1);
+});
+
+/**
+ * The SidecarSets as the conflict check sees them, each counting how often its pod selector is
+ * read: every selector comparison reads both selectors, so the count bounds the comparisons.
+ */
+function countingSelectorReads(sets: readonly SidecarSet[]): {
+  all: SidecarSet[];
+  reads: () => number;
+} {
+  let reads = 0;
+  const all = sets.map((ss) => ({
+    ...ss,
+    spec: new Proxy(ss.spec, {
+      get(target, key, receiver): unknown {
+        if (key === 'selector') reads++;
+        return Reflect.get(target, key, receiver) as unknown;
+      },
+    }),
+  }));
+  return { all, reads: () => reads };
+}
+
+test('SidecarSets sharing a volume are compared a number of times linear in their count', () => {
+  const n = 2000;
+  const shared = (name: string, app: string, path: string): SidecarSet =>
+    makeSidecarSet(name, {
+      selector: { matchLabels: { app } },
+      containers: [sidecar(`agent-${name}`)],
+      volumes: [{ name: 'logs', hostPath: hostPath(path) }],
+    });
+  const scenarios: [string, (i: number) => SidecarSet, number][] = [
+    // One app each, each its own directory: no two can select the same pod.
+    ['disjoint selectors', (i) => shared(`s${i}`, `app-${i}`, `/logs/${i}`), 0],
+    // One app for all, the same volume: sharing it is no conflict.
+    ['one selector, the same volume', (i) => shared(`s${i}`, 'web', '/logs'), 0],
+    // One app for all, a directory each: every one conflicts with the last (the last, with the one before).
+    ['one selector, different volumes', (i) => shared(`s${i}`, 'web', `/logs/${i}`), n],
+    // A selector each, all overlapping, the same volume.
+    [
+      'overlapping selectors, the same volume',
+      (i) => ({
+        ...shared(`s${i}`, 'web', '/logs'),
+        spec: {
+          ...shared(`s${i}`, 'web', '/logs').spec,
+          selector: {
+            matchLabels: { app: 'web' },
+            matchExpressions: [{ key: 'team', operator: 'NotIn', values: [`t${i}`] }],
+          },
+        },
+      }),
+      0,
+    ],
+  ];
+  for (const [what, make, conflicts] of scenarios) {
+    const { all, reads } = countingSelectorReads(Array.from({ length: n }, (_, i) => make(i)));
+    let found = 0;
+    for (const ss of all) found += validateCrossSidecarSetConflicts(ss, all).length;
+    assert.equal(found, conflicts, what);
+    assert.ok(reads() <= 10 * n, `${what}: ${reads()} selector reads for ${n} SidecarSets`);
+  }
 });
