@@ -137,11 +137,6 @@ class PodWatch {
     return watch;
   }
 
-  /** Starts counting again from the pods as they are now. */
-  resetWorst(): void {
-    this.worstUnready = [...this.pods.values()].filter((p) => !isReady(p)).length;
-  }
-
   stop(): void {
     this.abort?.();
   }
@@ -579,12 +574,9 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
       // A merge patch, as `kubectl scale` sends.
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    let missed: V1Pod | undefined;
     await eventually(
-      async () => {
-        missed = (await pods(namespace)).find((p) => p.spec?.containers.length === 1 && isReady(p));
-        return missed !== undefined;
-      },
+      async () =>
+        (await pods(namespace)).some((p) => p.spec?.containers.length === 1 && isReady(p)),
       'the new pod running without its sidecar',
       SLOW,
     );
