@@ -4,12 +4,13 @@
  * {"containers": [...], "initContainers": [...]?}, SHA-256 as lowercase hex, then each hex digit
  * mapped through Kubernetes' SafeEncodeString alphabet.
  */
+import { createHash } from 'node:crypto';
+
 import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from './annotations.js';
 import { defaultSidecarSet } from './defaults.js';
 import { SIDECAR_CONTAINER } from './go-container-fields.js';
 import { encodeGo, goMap, goSlice } from './go-json.js';
 import { isPlainObject } from './json.js';
-import { sha256Hex } from './sha256.js';
 import type { SidecarSet, SidecarSetSpec } from './sidecarset-types.js';
 
 const ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
@@ -94,4 +95,8 @@ export function withHashes(input: SidecarSet): SidecarSet {
     annotations[SIDECARSET_HASH_WITHOUT_IMAGE] = computeSidecarSetHashWithoutImage(ss.spec);
   }
   return { ...ss, metadata: { ...ss.metadata, annotations } };
+}
+
+function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
 }
