@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createTokenBucket, runBounded } from '../../src/controller/rate-limiter.js';
+import { createTokenBucket } from '../../src/controller/rate-limiter.js';
 import type { FakeClock } from '../support/fake-timers.js';
 import { createFakeClock, settle } from '../support/fake-timers.js';
 
@@ -121,115 +121,5 @@ describe('token bucket', () => {
     assert.throws(() => createTokenBucket({ qps: Infinity, burst: 1 }), RangeError);
     assert.throws(() => createTokenBucket({ qps: 1, burst: 0 }), RangeError);
     assert.throws(() => createTokenBucket({ qps: 1, burst: 1.5 }), RangeError);
-  });
-});
-
-describe('runBounded', () => {
-  it('keeps at most `concurrency` calls in flight and returns values in input order', async () => {
-    const clock = createFakeClock();
-    let inFlight = 0;
-    let maxInFlight = 0;
-    const items = Array.from({ length: 10 }, (_, i) => i);
-    const run = runBounded(items, 3, async (item) => {
-      inFlight += 1;
-      maxInFlight = Math.max(maxInFlight, inFlight);
-      await clock.delay(10 * ((item % 3) + 1));
-      inFlight -= 1;
-      return item * 2;
-    });
-    await clock.runAll();
-    const result = await run;
-    assert.equal(maxInFlight, 3);
-    assert.deepEqual(
-      result.succeeded.map((s) => [s.index, s.value]),
-      items.map((i) => [i, i * 2]),
-    );
-    assert.deepEqual(result.failed, []);
-    assert.equal(result.firstError, undefined);
-    assert.deepEqual(result.skipped, []);
-    assert.equal(result.aborted, false);
-  });
-
-  it('stops starting new items after a failure and waits for those in flight', async () => {
-    const clock = createFakeClock();
-    const started: string[] = [];
-    const boom = new Error('409');
-    const run = runBounded(['a', 'b', 'c', 'd', 'e'], 2, async (item) => {
-      started.push(item);
-      await clock.delay(item === 'c' ? 5 : 10);
-      if (item === 'c') throw boom;
-      return item;
-    });
-    // a, b start at 0 and end at 10; c, d start at 10; c fails at 15; d ends at 20.
-    await clock.runAll();
-    const result = await run;
-    assert.deepEqual(started, ['a', 'b', 'c', 'd']);
-    assert.deepEqual(
-      result.succeeded.map((s) => s.item),
-      ['a', 'b', 'd'],
-    );
-    assert.deepEqual(result.firstError, { item: 'c', index: 2, error: boom });
-    assert.deepEqual(result.skipped, ['e']);
-    assert.equal(result.aborted, false);
-  });
-
-  it('collects every failure of the calls already in flight; the first is firstError', async () => {
-    const clock = createFakeClock();
-    const run = runBounded([1, 2, 3], 3, async (item) => {
-      await clock.delay(10 * item);
-      throw new Error(`e${item}`);
-    });
-    await clock.runAll();
-    const result = await run;
-    assert.deepEqual(
-      result.failed.map((f) => (f.error as Error).message),
-      ['e1', 'e2', 'e3'],
-    );
-    assert.equal(result.firstError?.index, 0);
-  });
-
-  it('stops starting new items once the signal aborts', async () => {
-    const clock = createFakeClock();
-    const ac = new AbortController();
-    const started: number[] = [];
-    const run = runBounded(
-      [0, 1, 2, 3, 4, 5],
-      2,
-      async (item) => {
-        started.push(item);
-        await clock.delay(10);
-        return item;
-      },
-      ac.signal,
-    );
-    await clock.advance(10); // 0, 1 done; 2, 3 started
-    ac.abort();
-    await clock.runAll();
-    const result = await run;
-    assert.deepEqual(started, [0, 1, 2, 3]);
-    assert.deepEqual(
-      result.succeeded.map((s) => s.item),
-      [0, 1, 2, 3],
-    );
-    assert.deepEqual(result.skipped, [4, 5]);
-    assert.equal(result.aborted, true);
-  });
-
-  it('starts nothing with an aborted signal; handles no items and synchronous throws', async () => {
-    let calls = 0;
-    const fn = (): Promise<number> => {
-      calls += 1;
-      throw new Error('sync');
-    };
-    const aborted = await runBounded([1, 2], 2, fn, AbortSignal.abort());
-    assert.equal(calls, 0);
-    assert.deepEqual(aborted.skipped, [1, 2]);
-    const empty = await runBounded([], 4, fn);
-    assert.deepEqual(empty.succeeded, []);
-    const sync = await runBounded([1, 2, 3], 1, fn);
-    assert.equal(calls, 1);
-    assert.equal((sync.firstError?.error as Error).message, 'sync');
-    assert.deepEqual(sync.skipped, [2, 3]);
-    await assert.rejects(runBounded([1], 0, fn), RangeError);
   });
 });
