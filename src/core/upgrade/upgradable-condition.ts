@@ -1,7 +1,9 @@
 /**
  * The pod condition SidecarSetUpgradable (updatePodSidecarSetUpgradableCondition in
  * pkg/controller/sidecarset/sidecarset_processor.go): its message is a JSON map
- * from SidecarSet name to whether that SidecarSet can upgrade the pod in place.
+ * from SidecarSet name to whether that SidecarSet can upgrade the pod in place. Unlike OpenKruise,
+ * a pod without the condition is not given one to say it is upgradable: that would be a second
+ * write for every upgraded pod (docs/adr/0020-one-write-per-upgraded-pod.md).
  */
 import { compareStrings, isPlainObject } from '../json.js';
 import type { PodCondition } from '../k8s-types.js';
@@ -9,7 +11,10 @@ import { formatTimestamp } from '../pod-hash-annotation.js';
 
 export const SIDECARSET_UPGRADABLE = 'SidecarSetUpgradable';
 
-/** The condition with this SidecarSet's entry set, or undefined when nothing would change. */
+/**
+ * The condition with this SidecarSet's entry set, or undefined when nothing would change: the
+ * entry says so already, or the pod has no condition and is upgradable.
+ */
 export function nextUpgradableCondition(
   conditions: readonly PodCondition[] | undefined,
   sidecarSet: string,
@@ -17,6 +22,7 @@ export function nextUpgradableCondition(
   now: Date,
 ): PodCondition | undefined {
   const existing = conditions?.find((c) => c.type === SIDECARSET_UPGRADABLE);
+  if (existing === undefined && upgradable) return undefined;
   const entries = readEntries(existing?.message);
   if (existing !== undefined && entries[sidecarSet] === upgradable) return undefined;
   entries[sidecarSet] = upgradable;

@@ -18,9 +18,19 @@ describe('nextUpgradableCondition', () => {
     });
   });
 
+  it('a pod without the condition gets none to say it is upgradable (one write per upgrade)', () => {
+    assert.equal(nextUpgradableCondition(undefined, 's', true, now), undefined);
+    assert.equal(nextUpgradableCondition([], 's', true, now), undefined);
+  });
+
   it('is True only when every SidecarSet is upgradable; transition time moves with the status', () => {
-    const first = nextUpgradableCondition([], 'b', true, now);
-    assert.ok(first);
+    const first: PodCondition = {
+      type: 'SidecarSetUpgradable',
+      status: 'True',
+      reason: 'AllSidecarsetUpgradable',
+      message: '{"b":true}',
+      lastTransitionTime: '2026-07-02T10:00:00Z',
+    };
     const second = nextUpgradableCondition([first], 'a', false, later);
     assert.deepEqual(second, {
       type: 'SidecarSetUpgradable',
