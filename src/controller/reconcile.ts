@@ -17,7 +17,7 @@ import {
   nextRolloutPausedConditions,
 } from '../core/health/rollout-paused-condition.js';
 import { healthSettings } from '../core/health/settings.js';
-import { buildPodFlip, podUpgradeBuilder } from '../core/upgrade/change.js';
+import { buildPodFlip, buildPodUpgrade } from '../core/upgrade/change.js';
 import type { SidecarSetContext } from '../core/upgrade/context.js';
 import { sidecarSetContext } from '../core/upgrade/context.js';
 import { podKey, podRef, planUpgrade } from '../core/upgrade/plan.js';
@@ -394,8 +394,13 @@ async function upgradePod(
     if (!isPlannedPod(planned.pod, pod)) return false;
     if (isUpdated(ctx, pod)) return false;
     readyBefore ??= hasReadyCondition(pod);
-    const build = podUpgradeBuilder(ctx, ss.spec.patchPodMetadata ?? [], deps.now());
-    const change = build(pod, planned.pod, readyBefore);
+    const change = buildPodUpgrade(
+      ctx,
+      pod,
+      ss.spec.patchPodMetadata ?? [],
+      deps.now(),
+      readyBefore,
+    );
     // Leadership may have been lost while we waited: a new leader must not meet our writes.
     signal.throwIfAborted();
     // A cold sidecar restarts in place: traffic first. A hot one starts in the idle slot while the
@@ -451,7 +456,7 @@ async function flipPod(
     const pod = await deps.writer.getPod(namespace, name);
     if (!isPlannedPod(planned.pod, pod)) return false;
     if (!needsFlip(ctx, pod)) return false;
-    const change = buildPodFlip(ctx, pod, planned.pod, deps.now());
+    const change = buildPodFlip(ctx, pod, deps.now());
     signal.throwIfAborted();
     try {
       await deps.writer.patchPod(namespace, name, upgradePatch(pod, change));

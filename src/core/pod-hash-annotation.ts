@@ -131,28 +131,6 @@ function badHash(key: string, why: string): SidecarSetError {
   );
 }
 
-/**
- * goJsonString, without its JSON.stringify and replace for the usual plain value: printable ASCII
- * other than `"`, `\`, `<`, `>` and `&` needs no escape in either, so the value is simply quoted.
- */
-export function quotedGoJson(value: string): string {
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if (
-      c < 0x20 ||
-      c > 0x7e ||
-      c === 0x22 ||
-      c === 0x5c ||
-      c === 0x3c ||
-      c === 0x3e ||
-      c === 0x26
-    ) {
-      return goJsonString(value);
-    }
-  }
-  return `"${value}"`;
-}
-
 /** Serializes as Go does: map keys sorted, struct fields in declaration order, no whitespace. */
 export function formatPodSidecarSetHashes(hashes: PodSidecarSetHashes): string {
   const names = Object.keys(hashes).sort(compareStrings);
@@ -161,15 +139,15 @@ export function formatPodSidecarSetHashes(hashes: PodSidecarSetHashes): string {
     /* c8 ignore next -- keys come from the object itself */
     if (s === undefined) return '';
     const fields = [
-      `"updateTimestamp":${s.updateTimestamp === null ? 'null' : quotedGoJson(s.updateTimestamp)}`,
-      `"hash":${quotedGoJson(s.hash)}`,
-      `"sidecarSetName":${quotedGoJson(s.sidecarSetName)}`,
-      `"sidecarList":${s.sidecarList === null ? 'null' : `[${s.sidecarList.map(quotedGoJson).join(',')}]`}`,
+      `"updateTimestamp":${s.updateTimestamp === null ? 'null' : goJsonString(s.updateTimestamp)}`,
+      `"hash":${goJsonString(s.hash)}`,
+      `"sidecarSetName":${goJsonString(s.sidecarSetName)}`,
+      `"sidecarList":${s.sidecarList === null ? 'null' : `[${s.sidecarList.map(goJsonString).join(',')}]`}`,
     ];
     if (s.controllerRevision !== undefined && s.controllerRevision !== '') {
-      fields.push(`"controllerRevision":${quotedGoJson(s.controllerRevision)}`);
+      fields.push(`"controllerRevision":${goJsonString(s.controllerRevision)}`);
     }
-    return `${quotedGoJson(name)}:{${fields.join(',')}}`;
+    return `${goJsonString(name)}:{${fields.join(',')}}`;
   });
   return `{${entries.join(',')}}`;
 }

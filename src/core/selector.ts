@@ -27,6 +27,29 @@ export function selectorMatchesAll(selector: LabelSelector, labels: Labels): boo
   return everyRequirementHolds(selector, labels);
 }
 
+/**
+ * ValidatedLabelSelectorAsSelector, then Matches, as OpenKruise reads the upgrade strategy's
+ * selectors (the canary selector, weightPriority): the usual semantics, except that a selector
+ * that does not validate (an unknown operator, In without values, Exists with values) matches
+ * nothing instead of failing.
+ */
+export function validSelectorMatches(selector: LabelSelector, labels: Labels): boolean {
+  const valid = (selector.matchExpressions ?? []).every((req) => {
+    const withValues = (req.values ?? []).length > 0;
+    switch (req.operator) {
+      case 'In':
+      case 'NotIn':
+        return withValues;
+      case 'Exists':
+      case 'DoesNotExist':
+        return !withValues;
+      default:
+        return false;
+    }
+  });
+  return valid && everyRequirementHolds(selector, labels);
+}
+
 function everyRequirementHolds(selector: LabelSelector, labels: Labels): boolean {
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
     if (labels[key] !== value) return false;

@@ -296,7 +296,7 @@ describe('planUpgrade on slim pods', () => {
     const rebuilt = slim.upgrade.map((u): PodUpgrade => {
       const pod = pods.find((p) => p.metadata.name === u.pod.name);
       assert.ok(pod);
-      return buildPodUpgrade(ctx, pod, u.pod, sidecarSet.spec.patchPodMetadata ?? [], NOW.now);
+      return buildPodUpgrade(ctx, pod, sidecarSet.spec.patchPodMetadata ?? [], NOW.now);
     });
     assert.deepEqual(rebuilt, full.upgrade);
   });

@@ -33,8 +33,7 @@ function imageOf(pod: Readonly<Pod>, name: string): string {
 }
 
 function change(pod: Readonly<Pod>, slot: string, to: string): ImageChange {
-  const index = pod.spec.containers.findIndex((c) => c.name === slot);
-  return { container: slot, index, from: imageOf(pod, slot), to };
+  return { container: slot, from: imageOf(pod, slot), to };
 }
 
 /** A slot is ready when its status says so and the kubelet runs what its spec says. */
@@ -102,8 +101,7 @@ export function needsFlip(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
   if (ctx.hot.length === 0) return false;
   const idle = idleSlots(ctx, pod);
   if (ctx.hot.every((hot, k) => imageOf(pod, idle[k] as string) === hot.emptyImage)) return false;
-  const others = new Set(ctx.containerNames);
-  for (const slot of idle) others.delete(slot);
+  const others = ctx.containerNames.filter((name) => !idle.includes(name));
   return isStateConsistent(ctx, pod, others) && hotUpgradingReady(pod, new Set(idle));
 }
 

@@ -4,18 +4,17 @@
  * GetNextUpgradePods (pkg/controller/sidecarset/sidecarset_strategy.go). Deterministic: the same
  * pods in any order give the same plan (docs/adr/0003-stable-upgrade-order.md).
  */
+import { rolloutGate } from '../health/rollout-gate.js';
 import { SidecarSetError } from '../errors.js';
-import { scaleMaxUnavailable, scalePartition } from './intstr.js';
 import { compareStrings } from '../json.js';
 import type { Pod } from '../k8s-types.js';
-import { podNamespace } from '../match.js';
-import type { Labels } from '../selector.js';
+import { validSelectorMatches } from '../selector.js';
 import type { SidecarSet } from '../sidecarset-types.js';
-import { upgradeCount } from './budget.js';
-import { buildPodFlip, podUpgradeBuilder } from './change.js';
+import { buildPodFlip, buildPodUpgrade } from './change.js';
 import type { SidecarSetContext } from './context.js';
 import { sidecarSetContext } from './context.js';
 import { needsFlip } from './hot-slots.js';
+import { scaleMaxUnavailable, scalePartition } from './intstr.js';
 import { sortCandidates } from './order.js';
 import {
   hasEverySidecar,
@@ -25,75 +24,50 @@ import {
   isStateConsistent,
   isUpdated,
   isUpgradedInPlace,
+  podRef,
   upgradability,
 } from './pod-state.js';
-import { rolloutGate } from '../health/rollout-gate.js';
 import { scatterCandidates } from './scatter.js';
-import { computeStatus } from './status.js';
 import type {
-  BudgetSummary,
   ExcludedPod,
   HeldPod,
   HoldReason,
-  NotUpgradablePod,
   PlanOptions,
   PodRef,
   UpgradePlan,
+  UpgradeStatus,
 } from './types.js';
 
-/**
- * A matched pod and everything the round needs to know of it, read in step 1: over a large fleet,
- * reaching each pod's scattered objects is the cost, so the pod is read once for all the steps.
- */
+export { podKey, podRef } from './pod-state.js';
+
+/** A matched pod, read once: over a large fleet, parsing each pod's annotations is the cost. */
 interface MatchedPod {
   pod: Readonly<Pod>;
-  /** Its position among the matched pods. */
-  index: number;
   ref: PodRef;
-  labels: Labels;
-  /** It records the SidecarSet's hash. */
+  labels: Readonly<Record<string, string>>;
+  /** It records the SidecarSet's hash (IsPodSidecarUpdated). */
   updated: boolean;
-  /** Running and Ready, hot-upgrade empty slots on the empty image. */
+  /** IsPodReady and IsPodStateConsistent: ready in the status's sense. */
+  available: boolean;
+  /** isReady alone: a candidate that is not needs no budget (calculateUpgradeCount). */
   ready: boolean;
-  /** The kubelet runs what the spec says for the sidecars. */
-  consistent: boolean;
-  /** This SidecarSet has written a sidecar image in place, for this revision or an earlier one. */
+  /** This SidecarSet wrote a sidecar image in place, for this revision or an earlier one. */
   upgradedInPlace: boolean;
-  /** For an outdated pod, when the strategy lets the round upgrade: what step 7 makes of it. */
-  verdict: Verdict | undefined;
 }
 
-type Verdict = 'Candidate' | 'NotSelected' | 'NotUpgradable' | 'UpgradeInFlight';
-
-const MESSAGES = {
+const MESSAGES: Record<
+  Exclude<HoldReason, 'Partition' | 'MaxUnavailable' | 'PatchPodMetadataError'>,
+  string
+> = {
   NotUpdate: 'updateStrategy.type is NotUpdate',
   Paused: 'updateStrategy.paused is true',
   UnhealthyPods: 'failed upgraded pods paused the rollout (condition RolloutPaused)',
   HotUpgradeFlip: 'this round puts finished hot upgrades back on the empty image first',
   NotSelected: 'updateStrategy.selector does not select the pod',
   UpgradeInFlight: 'a sidecar is still being updated in place by the kubelet',
-  NotUpgradable:
-    'a sidecar field other than image changed; the pod keeps its sidecar until recreated',
-} as const;
-
-export function podRef(pod: Readonly<Pod>): PodRef {
-  const namespace = podNamespace(pod);
-  const name = pod.metadata.name ?? '';
-  const uid = pod.metadata.uid;
-  return uid !== undefined && uid !== '' ? { namespace, name, uid } : { namespace, name };
-}
-
-export function podKey(ref: PodRef): string {
-  return `${ref.namespace}/${ref.name}`;
-}
-
-function byRef(a: PodRef, b: PodRef): number {
-  return compareStrings(a.namespace, b.namespace) || compareStrings(a.name, b.name);
-}
-
-function byName(a: MatchedPod, b: MatchedPod): number {
-  return byRef(a.ref, b.ref);
-}
+};
+const NOT_UPGRADABLE =
+  'a sidecar field other than image changed; the pod keeps its sidecar until recreated';
 
 export function planUpgrade(
   sidecarSet: SidecarSet,
@@ -101,15 +75,11 @@ export function planUpgrade(
   options: PlanOptions,
 ): UpgradePlan {
   const ctx = sidecarSetContext(sidecarSet);
-  // 1. Read the pods: those the SidecarSet does not count are excluded, with the reason.
-  const { matched, excluded } = readPods(ctx, pods, !ctx.notUpdate && !ctx.paused);
-  // 2. The status, as the controller computes it before the round.
-  const status = computeStatus(sidecarSet, {
-    matchedPods: matched.length,
-    updatedPods: count(matched, (m) => m.updated),
-    readyPods: count(matched, available),
-    updatedReadyPods: count(matched, (m) => m.updated && available(m)),
-  });
+  const strategy = ctx.strategy;
+  // 1. The matched pods; the others are excluded, with the reason.
+  const { matched, excluded } = readPods(ctx, pods);
+  // 2. The status, as calculateStatus computes it before the round.
+  const status = statusOf(sidecarSet, matched);
   const plan: UpgradePlan = {
     sidecarSet: ctx.name,
     hash: ctx.hash,
@@ -119,141 +89,154 @@ export function planUpgrade(
     held: [],
     excluded,
     status,
-    budget: budgetBefore(ctx, matched),
+    budget: {
+      partition: scalePartition(strategy.partition, matched.length),
+      maxUnavailable: scaleMaxUnavailable(strategy.maxUnavailable, matched.length),
+      unavailable: matched.filter(unavailableByUs).length,
+      unavailableAfter: 0,
+      candidates: 0,
+      eligible: 0,
+    },
   };
-  if (!ctx.notUpdate) {
-    const upgraded = matched.filter((m) => m.updated).map((m) => m.pod);
-    plan.health = rolloutGate(sidecarSet, ctx, upgraded, matched.length, options.now);
+  plan.budget.unavailableAfter = plan.budget.unavailable;
+  const outdated = matched.filter((m) => !m.updated);
+  const holdAll = (reason: keyof typeof MESSAGES): HeldPod[] =>
+    outdated.map((m) => hold(m, reason));
+  // 3. NotUpdate: pods keep the version they were injected with.
+  if (strategy.type === 'NotUpdate') {
+    return { ...plan, held: holdAll('NotUpdate'), stopped: 'NotUpdate' };
   }
-  const outdated = (): MatchedPod[] => matched.filter((m) => !m.updated).sort(byName);
-  // 3. and 4. A strategy that stops the rollout holds every outdated pod.
-  if (ctx.notUpdate) {
-    return { ...plan, held: holdAll(outdated(), 'NotUpdate'), stopped: 'NotUpdate' };
-  }
-  if (ctx.paused) return { ...plan, held: holdAll(outdated(), 'Paused'), stopped: 'Paused' };
+  const upgraded = matched.filter((m) => m.updated).map((m) => m.pod);
+  plan.health = rolloutGate(sidecarSet, ctx, upgraded, matched.length, options.now);
+  // 4. Paused.
+  if (strategy.paused === true) return { ...plan, held: holdAll('Paused'), stopped: 'Paused' };
   // 5. Finished hot upgrades are flipped first, and alone in their round.
   const flips = ctx.hot.length > 0 ? matched.filter((m) => needsFlip(ctx, m.pod)) : [];
   if (flips.length > 0) {
-    const flip = flips.sort(byName).map((m) => buildPodFlip(ctx, m.pod, m.ref, options.now));
-    return { ...plan, flip, held: holdAll(outdated(), 'HotUpgradeFlip') };
+    const flip = flips.map((m) => buildPodFlip(ctx, m.pod, options.now));
+    return { ...plan, flip, held: holdAll('HotUpgradeFlip') };
   }
   // 6. Every matched pod is updated: nothing to do.
-  if (status.updatedPods === status.matchedPods) return { ...plan, stopped: 'Complete' };
-  // 6b. Too many upgraded pods failed: no more until a new revision or a resume (ours, not OpenKruise's).
-  if (plan.health?.pause === true) {
-    return { ...plan, held: holdAll(outdated(), 'UnhealthyPods'), stopped: 'UnhealthyPods' };
+  if (outdated.length === 0) return { ...plan, stopped: 'Complete' };
+  // 6b. Too many upgraded pods failed: no more until a new revision or a resume (ours).
+  if (plan.health.pause) {
+    return { ...plan, held: holdAll('UnhealthyPods'), stopped: 'UnhealthyPods' };
   }
-  // 7. Select the candidates (read in step 1): outdated, selected, only images changed, and no
-  // in-place update still in flight.
-  const candidates = matched.filter((m) => m.verdict === 'Candidate');
-  const notUpgradable = matched.filter((m) => m.verdict === 'NotUpgradable').sort(byName);
-  const waiting = matched
-    .filter((m) => m.verdict === 'NotSelected' || m.verdict === 'UpgradeInFlight')
-    .sort(byName);
-  // 8. Order them: priorityStrategy, then the default order, ties by namespace/name.
-  const sorted = sortCandidates(candidates, ctx.priority);
-  // 9. Scatter them.
-  const ordered =
-    ctx.scatter.length > 0 ? scatterCandidates(ctx.scatter, sorted, matched, byName) : sorted;
-  // 10. The budget: the partition keeps the last ones back, maxUnavailable bounds the rest.
-  const outcome = upgradeCount({
-    candidatesReady: ordered.map((m) => m.ready),
-    partition: plan.budget.partition,
-    maxUnavailable: plan.budget.maxUnavailable,
-    unavailable: plan.budget.unavailable,
-  });
-  plan.budget = {
-    ...plan.budget,
-    candidates: ordered.length,
-    eligible: outcome.eligible,
-    unavailableAfter: outcome.unavailableAfter,
-  };
-  plan.notUpgradable = notUpgradable.map(notUpgradablePod);
-  // 11. Build the upgrades; every other outdated pod is held, with its reason.
-  const build = podUpgradeBuilder(ctx, sidecarSet.spec.patchPodMetadata ?? [], options.now);
-  const budgetSpent = `${plan.budget.maxUnavailable} pods may be unavailable at once and the budget is spent`;
-  const partitioned = `the partition keeps ${plan.budget.partition} candidates on the old version`;
-  ordered.forEach(({ pod, ref }, k) => {
-    if (k >= outcome.eligible) {
-      plan.held.push({ pod: ref, reason: 'Partition', message: partitioned });
-    } else if (k >= outcome.take) {
-      plan.held.push({ pod: ref, reason: 'MaxUnavailable', message: budgetSpent });
+  // 7. The candidates: outdated, selected, only images changed, no in-place update in flight.
+  const candidates: MatchedPod[] = [];
+  for (const m of outdated) {
+    const selected =
+      strategy.selector === undefined || validSelectorMatches(strategy.selector, m.labels);
+    const upgradable = selected ? upgradability(ctx, m.pod) : 'candidate';
+    if (!selected) plan.held.push(hold(m, 'NotSelected'));
+    else if (upgradable === 'inFlight') plan.held.push(hold(m, 'UpgradeInFlight'));
+    else if (upgradable === 'notUpgradable') {
+      plan.notUpgradable.push({
+        pod: m.ref,
+        reason: 'UpdateImmutableField',
+        message: NOT_UPGRADABLE,
+      });
+    } else candidates.push(m);
+  }
+  // 8. Ordered: priorityStrategy, then the default order, ties by namespace/name.
+  let ordered = sortCandidates(candidates, strategy.priorityStrategy);
+  // 9. Scattered.
+  const scatter = strategy.scatterStrategy ?? [];
+  if (scatter.length > 0) ordered = scatterCandidates(scatter, ordered, matched);
+  // 10. calculateUpgradeCount: the partition keeps the last ones back, maxUnavailable bounds the rest.
+  const { budget } = plan;
+  budget.candidates = ordered.length;
+  budget.eligible = Math.max(ordered.length - budget.partition, 0);
+  let take = 0;
+  for (; take < budget.eligible; take++) {
+    // A candidate that is not ready needs no budget.
+    if (!ordered[take]?.ready) continue;
+    if (budget.unavailableAfter >= budget.maxUnavailable) break;
+    budget.unavailableAfter++;
+  }
+  // 11. The upgrades; every other candidate is held, with its reason.
+  const waiting = plan.held;
+  plan.held = [];
+  ordered.forEach((m, k) => {
+    if (k >= budget.eligible) {
+      const message = `the partition keeps ${budget.partition} candidates on the old version`;
+      plan.held.push({ pod: m.ref, reason: 'Partition', message });
+    } else if (k >= take) {
+      const message = `${budget.maxUnavailable} pods may be unavailable at once and the budget is spent`;
+      plan.held.push({ pod: m.ref, reason: 'MaxUnavailable', message });
     } else {
       try {
-        plan.upgrade.push(build(pod, ref));
+        plan.upgrade.push(
+          buildPodUpgrade(ctx, m.pod, sidecarSet.spec.patchPodMetadata ?? [], options.now),
+        );
       } catch (err) {
         if (!(err instanceof SidecarSetError)) throw err;
-        plan.held.push({ pod: ref, reason: 'PatchPodMetadataError', message: err.message });
+        plan.held.push({ pod: m.ref, reason: 'PatchPodMetadataError', message: err.message });
       }
     }
   });
-  for (const m of waiting) {
-    plan.held.push(hold(m, m.verdict === 'NotSelected' ? 'NotSelected' : 'UpgradeInFlight'));
-  }
+  plan.held.push(...waiting);
   return plan;
 }
 
-/** Every given pod once: excluded (in namespace/name order), or matched (verdicts if `plans`). */
+/** Every given pod once: matched (in namespace/name order) or excluded, with the reason. */
 function readPods(
   ctx: SidecarSetContext,
   pods: readonly Readonly<Pod>[],
-  plans: boolean,
 ): { matched: MatchedPod[]; excluded: ExcludedPod[] } {
   const matched: MatchedPod[] = [];
   const excluded: ExcludedPod[] = [];
   for (const pod of pods) {
-    const reason = exclusion(ctx, pod);
-    if (reason !== undefined) {
-      excluded.push({ pod: podRef(pod), ...reason });
-      continue;
+    const ref = podRef(pod);
+    if (!isActivePod(pod)) {
+      excluded.push({
+        pod: ref,
+        reason: 'Inactive',
+        message: 'the pod has finished or is being deleted',
+      });
+    } else if (!isInjectedBy(ctx, pod)) {
+      const message = `kruise.io/sidecarset-injected-list does not name ${ctx.name}`;
+      excluded.push({ pod: ref, reason: 'NotInjected', message });
+    } else if (!hasEverySidecar(ctx, pod)) {
+      const message = 'the pod lacks one of the sidecar containers';
+      excluded.push({ pod: ref, reason: 'MissingSidecar', message });
+    } else {
+      const ready = isReady(ctx, pod);
+      matched.push({
+        pod,
+        ref,
+        labels: pod.metadata.labels ?? {},
+        updated: isUpdated(ctx, pod),
+        ready,
+        available: ready && isStateConsistent(ctx, pod),
+        upgradedInPlace: isUpgradedInPlace(ctx, pod),
+      });
     }
-    const labels = pod.metadata.labels ?? {};
-    const updated = isUpdated(ctx, pod);
-    const consistent = isStateConsistent(ctx, pod);
-    matched.push({
-      pod,
-      index: matched.length,
-      ref: podRef(pod),
-      labels,
-      updated,
-      ready: isReady(ctx, pod),
-      consistent,
-      upgradedInPlace: isUpgradedInPlace(ctx, pod),
-      verdict: plans && !updated ? verdict(ctx, pod, labels, consistent) : undefined,
-    });
   }
-  excluded.sort((a, b) => byRef(a.pod, b.pod));
+  matched.sort((a, b) => byName(a.ref, b.ref));
+  excluded.sort((a, b) => byName(a.pod, b.pod));
   return { matched, excluded };
 }
 
-function exclusion(
-  ctx: SidecarSetContext,
-  pod: Readonly<Pod>,
-): { reason: ExcludedPod['reason']; message: string } | undefined {
-  if (!isActivePod(pod)) {
-    return { reason: 'Inactive', message: 'the pod has finished or is being deleted' };
-  }
-  if (!isInjectedBy(ctx, pod)) {
-    return {
-      reason: 'NotInjected',
-      message: `kruise.io/sidecarset-injected-list does not name ${ctx.name}`,
-    };
-  }
-  if (!hasEverySidecar(ctx, pod)) {
-    return { reason: 'MissingSidecar', message: 'the pod lacks one of the sidecar containers' };
-  }
-  return undefined;
+function byName(a: PodRef, b: PodRef): number {
+  return compareStrings(a.namespace, b.namespace) || compareStrings(a.name, b.name);
 }
 
-/** Ready in the status's sense: ready and consistent. */
-function available(m: MatchedPod): boolean {
-  return m.ready && m.consistent;
-}
-
-function count(matched: readonly MatchedPod[], test: (m: MatchedPod) => boolean): number {
-  let n = 0;
-  for (const m of matched) if (test(m)) n++;
-  return n;
+/** calculateStatus: of the matched pods, updated, ready (ready and consistent), and both. */
+function statusOf(sidecarSet: SidecarSet, matched: readonly MatchedPod[]): UpgradeStatus {
+  const status: UpgradeStatus = {
+    matchedPods: matched.length,
+    updatedPods: matched.filter((m) => m.updated).length,
+    readyPods: matched.filter((m) => m.available).length,
+    updatedReadyPods: matched.filter((m) => m.updated && m.available).length,
+  };
+  const { generation } = sidecarSet.metadata;
+  if (generation !== undefined) status.observedGeneration = generation;
+  // Revisions are the controller's business (src/controller/revisions.ts): reported as given.
+  const previous = sidecarSet.status;
+  if (previous?.latestRevision !== undefined) status.latestRevision = previous.latestRevision;
+  if (previous?.collisionCount !== undefined) status.collisionCount = previous.collisionCount;
+  return status;
 }
 
 /**
@@ -264,48 +247,9 @@ function count(matched: readonly MatchedPod[], test: (m: MatchedPod) => boolean)
  * wrote them still count for nothing, as in OpenKruise.
  */
 function unavailableByUs(m: MatchedPod): boolean {
-  return (m.updated || m.upgradedInPlace) && !available(m);
+  return (m.updated || m.upgradedInPlace) && !m.available;
 }
 
-function budgetBefore(ctx: SidecarSetContext, matched: readonly MatchedPod[]): BudgetSummary {
-  const unavailable = count(matched, unavailableByUs);
-  return {
-    partition: scalePartition(ctx.partition, matched.length),
-    maxUnavailable: scaleMaxUnavailable(ctx.maxUnavailable, matched.length),
-    unavailable,
-    unavailableAfter: unavailable,
-    candidates: 0,
-    eligible: 0,
-  };
-}
-
-/** Whether an outdated pod can be upgraded in place now, or why not (GetNextUpgradePods). */
-function verdict(
-  ctx: SidecarSetContext,
-  pod: Readonly<Pod>,
-  labels: Labels,
-  consistent: boolean,
-): Verdict {
-  if (!ctx.isSelected(labels)) return 'NotSelected';
-  const upgradable = upgradability(ctx, pod, consistent);
-  if (upgradable === 'notUpgradable') return 'NotUpgradable';
-  return upgradable === 'inFlight' ? 'UpgradeInFlight' : 'Candidate';
-}
-
-function notUpgradablePod(m: MatchedPod): NotUpgradablePod {
-  return { pod: m.ref, reason: 'UpdateImmutableField', message: MESSAGES.NotUpgradable };
-}
-
-function hold(
-  m: MatchedPod,
-  reason: Exclude<HoldReason, 'Partition' | 'MaxUnavailable' | 'PatchPodMetadataError'>,
-): HeldPod {
+function hold(m: MatchedPod, reason: keyof typeof MESSAGES): HeldPod {
   return { pod: m.ref, reason, message: MESSAGES[reason] };
-}
-
-function holdAll(
-  pods: readonly MatchedPod[],
-  reason: 'NotUpdate' | 'Paused' | 'HotUpgradeFlip' | 'UnhealthyPods',
-): HeldPod[] {
-  return pods.map((m) => hold(m, reason));
 }

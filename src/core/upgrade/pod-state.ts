@@ -13,52 +13,46 @@ import type { WorkingSlots } from '../hot-upgrade-annotation.js';
 import { readWorkingSlots } from '../hot-upgrade-annotation.js';
 import type { ContainerStatus, Pod, PodCondition } from '../k8s-types.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
+import { podNamespace } from '../match.js';
+import { recordedHash } from '../pod-hash-annotation.js';
 import { imagesEqual, isDigestImage, stripImageIdScheme } from './image.js';
+import { recordedStatuses } from './in-place-update-state.js';
+import type { PodRef } from './types.js';
 
-export type PodReadView = Readonly<Pod>;
+export function podRef(pod: Readonly<Pod>): PodRef {
+  const namespace = podNamespace(pod);
+  const name = pod.metadata.name ?? '';
+  const uid = pod.metadata.uid;
+  return uid !== undefined && uid !== '' ? { namespace, name, uid } : { namespace, name };
+}
+
+export function podKey(ref: PodRef): string {
+  return `${ref.namespace}/${ref.name}`;
+}
 
 /** IsPodActive: not Succeeded, not Failed, not being deleted. */
-export function isActivePod(pod: PodReadView): boolean {
+export function isActivePod(pod: Readonly<Pod>): boolean {
   const phase = pod.status?.phase;
   return phase !== 'Succeeded' && phase !== 'Failed' && !isDeleting(pod);
 }
 
-function isDeleting(pod: PodReadView): boolean {
+function isDeleting(pod: Readonly<Pod>): boolean {
   const ts = pod.metadata.deletionTimestamp;
   return ts !== undefined && ts !== null && ts !== '';
 }
 
-/** The pod's kruise.io/sidecarset-injected-list names this SidecarSet. */
-export function isInjectedBy(ctx: SidecarSetContext, pod: PodReadView): boolean {
+/** IsPodInjectedSidecarSet: the pod's kruise.io/sidecarset-injected-list names this SidecarSet. */
+export function isInjectedBy(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
   const list = pod.metadata.annotations?.[SIDECARSET_INJECTED_LIST] ?? '';
-  return list !== '' && listIncludes(list, ctx.name);
+  return list !== '' && list.split(',').includes(ctx.name);
 }
 
-/** list.split(',').includes(item), without building the array (this runs for every pod). */
-function listIncludes(list: string, item: string): boolean {
-  // No element of the split list holds a comma.
-  if (item.includes(',')) return false;
-  if (list === item) return true;
-  let at = list.indexOf(item);
-  while (at !== -1) {
-    const end = at + item.length;
-    const starts = at === 0 || list.charCodeAt(at - 1) === COMMA;
-    if (starts && (end === list.length || list.charCodeAt(end) === COMMA)) return true;
-    // indexOf("", from) never returns -1: stop at the end of the list.
-    at = at < list.length ? list.indexOf(item, at + 1) : -1;
-  }
-  return false;
-}
-
-const COMMA = 44;
-
-function hasContainer(pod: PodReadView, name: string): boolean {
-  for (const c of pod.spec.containers) if (c.name === name) return true;
-  return false;
+function hasContainer(pod: Readonly<Pod>, name: string): boolean {
+  return pod.spec.containers.some((c) => c.name === name);
 }
 
 /** The pod holds every sidecar container (both slots and a working entry for hot ones). */
-export function hasEverySidecar(ctx: SidecarSetContext, pod: PodReadView): boolean {
+export function hasEverySidecar(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
   for (const name of ctx.images.keys()) if (!hasContainer(pod, name)) return false;
   if (ctx.hot.length === 0) return true;
   const working = workingHotContainers(pod);
@@ -71,37 +65,37 @@ export function hasEverySidecar(ctx: SidecarSetContext, pod: PodReadView): boole
 }
 
 /** kruise.io/sidecarset-working-hotupgrade-container: sidecar name → its working slot. */
-export function workingHotContainers(pod: PodReadView): WorkingSlots {
+export function workingHotContainers(pod: Readonly<Pod>): WorkingSlots {
   return readWorkingSlots(pod.metadata.annotations?.[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER]);
 }
 
 /** IsPodSidecarUpdated: the hash the pod records for this SidecarSet is the SidecarSet's hash. */
-export function isUpdated(ctx: SidecarSetContext, pod: PodReadView): boolean {
-  return ctx.recordsHash(pod.metadata.annotations?.[SIDECARSET_HASH]);
+export function isUpdated(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
+  return recordedHash(pod.metadata.annotations?.[SIDECARSET_HASH], ctx.name) === ctx.hash;
 }
 
 /** Kubernetes' podutil.IsPodReady: the Ready condition alone. */
-export function hasReadyCondition(pod: PodReadView): boolean {
+export function hasReadyCondition(pod: Readonly<Pod>): boolean {
   return readyCondition(pod)?.status === 'True';
 }
 
-export function readyCondition(pod: PodReadView): PodCondition | undefined {
+export function readyCondition(pod: Readonly<Pod>): PodCondition | undefined {
   for (const c of pod.status?.conditions ?? []) if (c.type === 'Ready') return c;
   return undefined;
 }
 
 /** IsPodReady: Running, Ready=True, not deleting, and every hot-upgrade empty slot on the empty image. */
-export function isReady(ctx: SidecarSetContext, pod: PodReadView): boolean {
+export function isReady(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
   if (ctx.hot.length > 0 && !emptySlotsHoldEmptyImage(ctx, pod)) return false;
   return isRunningAndReady(pod);
 }
 
 /** Kubernetes' IsRunningAndReady: Running, Ready=True, not being deleted. */
-export function isRunningAndReady(pod: PodReadView): boolean {
+export function isRunningAndReady(pod: Readonly<Pod>): boolean {
   return pod.status?.phase === 'Running' && hasReadyCondition(pod) && !isDeleting(pod);
 }
 
-function emptySlotsHoldEmptyImage(ctx: SidecarSetContext, pod: PodReadView): boolean {
+function emptySlotsHoldEmptyImage(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
   const working = workingHotContainers(pod);
   return ctx.hot.every((h) => {
     if (h.emptyImage === '') return true;
@@ -131,8 +125,8 @@ export function hotSlots(
  */
 export function isStateConsistent(
   ctx: SidecarSetContext,
-  pod: PodReadView,
-  names: ReadonlySet<string> | string = ctx.containerNames,
+  pod: Readonly<Pod>,
+  names: readonly string[] | string = ctx.containerNames,
 ): boolean {
   const statuses = pod.status?.containerStatuses ?? [];
   if (pod.spec.containers.length !== statuses.length) return false;
@@ -152,8 +146,8 @@ export function isStateConsistent(
   return allDigest || isUpdateCompleted(ctx, pod, statuses, names);
 }
 
-function isOneOf(names: ReadonlySet<string> | string, name: string): boolean {
-  return typeof names === 'string' ? name === names : names.has(name);
+function isOneOf(names: readonly string[] | string, name: string): boolean {
+  return typeof names === 'string' ? name === names : names.includes(name);
 }
 
 export function statusOf(
@@ -167,13 +161,13 @@ export function statusOf(
 /** IsSidecarContainerUpdateCompleted for this SidecarSet's entry of the in-place-update state. */
 function isUpdateCompleted(
   ctx: SidecarSetContext,
-  pod: PodReadView,
+  pod: Readonly<Pod>,
   statuses: readonly ContainerStatus[],
-  names: ReadonlySet<string> | string,
+  names: readonly string[] | string,
 ): boolean {
   const raw = pod.metadata.annotations?.[SIDECARSET_INPLACE_UPDATE_STATE];
   if (raw === undefined) return true;
-  const recorded = ctx.recordedStatuses(raw);
+  const recorded = recordedStatuses(raw, ctx.name);
   if (recorded === undefined) return false;
   for (const status of statuses) {
     if (!isOneOf(names, status.name)) continue;
@@ -192,38 +186,29 @@ function isUpdateCompleted(
  * or an earlier one: its entry in kruise.io/sidecarset-inplace-update-state records a container.
  * (Ours; OpenKruise has no such predicate. A value that does not parse records nothing.)
  */
-export function isUpgradedInPlace(ctx: SidecarSetContext, pod: PodReadView): boolean {
+export function isUpgradedInPlace(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
   const raw = pod.metadata.annotations?.[SIDECARSET_INPLACE_UPDATE_STATE];
   if (raw === undefined) return false;
-  const recorded = ctx.recordedStatuses(raw);
+  const recorded = recordedStatuses(raw, ctx.name);
   return recorded !== undefined && Object.keys(recorded).length > 0;
 }
 
 export type Upgradability = 'candidate' | 'notUpgradable' | 'inFlight';
 
 /**
- * IsSidecarSetUpgradable: a different without-image hash means a change beyond images (not upgradable); a ready
- * sidecar whose last in-place update is not applied yet means wait (in flight). `consistent`:
- * isStateConsistent(ctx, pod), when the caller has it already.
+ * IsSidecarSetUpgradable: a different without-image hash means a change beyond images (not
+ * upgradable); a ready sidecar whose last in-place update is not applied yet means wait (in flight).
  */
-export function upgradability(
-  ctx: SidecarSetContext,
-  pod: PodReadView,
-  consistent?: boolean,
-): Upgradability {
-  const recorded = pod.metadata.annotations?.[SIDECARSET_HASH_WITHOUT_IMAGE];
-  if (!ctx.recordsHashWithoutImage(recorded)) return 'notUpgradable';
+export function upgradability(ctx: SidecarSetContext, pod: Readonly<Pod>): Upgradability {
+  const recorded = recordedHash(
+    pod.metadata.annotations?.[SIDECARSET_HASH_WITHOUT_IMAGE],
+    ctx.name,
+  );
+  if (recorded !== ctx.hashWithoutImage) return 'notUpgradable';
   const statuses = pod.status?.containerStatuses ?? [];
-  const names = ctx.sortedContainerNames;
-  for (const name of names) {
+  for (const name of ctx.containerNames) {
     const ready = statusOf(statuses, name)?.ready === true;
-    if (!ready) continue;
-    // With one sidecar container, its own state is the whole pod's (when the caller knows it).
-    const settled =
-      names.length === 1 && consistent !== undefined
-        ? consistent
-        : isStateConsistent(ctx, pod, name);
-    if (!settled) return 'inFlight';
+    if (ready && !isStateConsistent(ctx, pod, name)) return 'inFlight';
   }
   return 'candidate';
 }

@@ -1,5 +1,4 @@
 /** The planner's result: what the controller patches this round, and why the rest waits. */
-import type { JsonPatchOperation } from '../patch.js';
 import type { RolloutHealth } from '../health/rollout-health.js';
 import type { SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
 
@@ -54,8 +53,6 @@ export interface ExcludedPod {
 
 export interface ImageChange {
   container: string;
-  /** Index in pod.spec.containers at planning time; the patch tests the name there. */
-  index: number;
   from: string;
   to: string;
 }
@@ -68,11 +65,6 @@ export interface PodUpgrade {
   hashEntry: SidecarSetUpgradeSpec;
   /** Every annotation whose value changes, with its complete new value. */
   annotations: Record<string, string>;
-  /**
-   * RFC 6902 patch for the pod: tests uid and each container's name at its index, replaces the
-   * images and sets the annotations. A failed test means the pod changed: plan again.
-   */
-  patch: JsonPatchOperation[];
 }
 
 /**

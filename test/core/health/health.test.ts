@@ -20,13 +20,9 @@ import {
   UPGRADE_BASELINE,
   readUpgradeBaselines,
 } from '../../../src/core/health/upgrade-baseline.js';
-import {
-  applyPodUpgrade,
-  buildPodUpgrade,
-  podUpgradeBuilder,
-} from '../../../src/core/upgrade/change.js';
+import { applyPodUpgrade, buildPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
-import { planUpgrade, podRef } from '../../../src/core/upgrade/plan.js';
+import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import {
   SET,
   SIDECAR,
@@ -57,7 +53,7 @@ function upgraded(
 ): Pod {
   const before = upgradePod(i, { restarts: 2, ready: options.readyBefore ?? true });
   const ctx = sidecarSetContext(ss);
-  const change = buildPodUpgrade(ctx, before, podRef(before), [], options.at ?? T0);
+  const change = buildPodUpgrade(ctx, before, [], options.at ?? T0);
   const pod = applyPodUpgrade(before, change);
   const status = pod.status?.containerStatuses?.find((s) => s.name === SIDECAR);
   if (status !== undefined && outcome !== 'pending') {
@@ -147,7 +143,7 @@ describe('the upgrade baseline', () => {
       [UPGRADE_BASELINE]: JSON.stringify(other),
     };
     const ctx = sidecarSetContext(sidecarSet());
-    const change = podUpgradeBuilder(ctx, [], T0)(pod, podRef(pod), false);
+    const change = buildPodUpgrade(ctx, pod, [], T0, false);
     const all = readUpgradeBaselines(change.annotations[UPGRADE_BASELINE]);
     assert.deepEqual(Object.keys(all).sort(), ['other', SET]);
     assert.equal(all[SET]?.podReady, false);
@@ -235,9 +231,7 @@ describe('hot upgrade', () => {
     const ctx = sidecarSetContext(ss);
     assert.deepEqual(judgedContainers(ctx, hotPod()), [{ name: 'hot-1', image: 'hot:2' }]);
     const before = hotPod();
-    const pod = applied(
-      applyPodUpgrade(before, buildPodUpgrade(ctx, before, podRef(before), [], T0)),
-    );
+    const pod = applied(applyPodUpgrade(before, buildPodUpgrade(ctx, before, [], T0)));
     assert.deepEqual(judgedContainers(ctx, pod), [{ name: 'hot-2', image: 'hot:2' }]);
     assert.equal(judgePod(ctx, pod, healthSettings(ss), seconds(1))?.state, 'Healthy');
   });

@@ -45,9 +45,7 @@ describe('hot upgrade: TestUpdateHotUpgradeSidecar', () => {
     assert.equal(counts(first), '1/0/1/0');
     const upgrade = first.upgrade[0];
     assert.ok(upgrade);
-    assert.deepEqual(upgrade.images, [
-      { container: 'hot-2', index: 1, from: 'empty:1', to: 'hot:2' },
-    ]);
+    assert.deepEqual(upgrade.images, [{ container: 'hot-2', from: 'empty:1', to: 'hot:2' }]);
     assert.equal(upgrade.annotations[WORKING], '{"hot":"hot-2"}');
     assert.match(upgrade.annotations[STATE] ?? '', /"hot-2":\{"imageID":"id:\/\/empty"\}/);
     pod = applyPodUpgrade(pod, upgrade);
@@ -66,7 +64,7 @@ describe('hot upgrade: TestUpdateHotUpgradeSidecar', () => {
     assert.equal(counts(third), '1/1/0/0');
     const flip: PodFlip | undefined = third.flip[0];
     assert.ok(flip);
-    assert.deepEqual(flip.images, [{ container: 'hot-1', index: 0, from: 'hot:1', to: 'empty:1' }]);
+    assert.deepEqual(flip.images, [{ container: 'hot-1', from: 'hot:1', to: 'empty:1' }]);
     assert.equal(flip.annotations['kruise.io/sidecarset-hash'], undefined);
     assert.match(flip.annotations[STATE] ?? '', /"hot-1":\{"imageID":"id:\/\/hot-1"\}/);
     pod = applyPodUpgrade(pod, flip);

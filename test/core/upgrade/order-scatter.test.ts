@@ -9,30 +9,19 @@ import type {
 } from '../../../src/core/sidecarset-types.js';
 import { sortCandidates, trailingNumber } from '../../../src/core/upgrade/order.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
-import type { Labelled } from '../../../src/core/upgrade/scatter.js';
 import {
   expandScatterTerms,
   groupByDensity,
   scatterCandidates,
 } from '../../../src/core/upgrade/scatter.js';
-import type { OrderKey } from '../../support/candidate-order.js';
-import {
-  asCandidates,
-  candidateComparator,
-  compareActivePods,
-  orderKey,
-} from '../../support/candidate-order.js';
 import { names, shuffled, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
 
 const now = new Date('2026-07-02T10:00:00Z');
 
-function key(pod: Pod): OrderKey {
-  return orderKey(pod, 'default', undefined);
-}
-
 /** The names of the pods in sortCandidates' order. */
 function sortedNames(pods: readonly Pod[], priority?: UpdatePriorityStrategy): string[] {
-  return sortCandidates(asCandidates(pods), priority).map((c) => c.ref.name);
+  const candidates = pods.map((pod) => ({ pod }));
+  return sortCandidates(candidates, priority).map((c) => c.pod.metadata.name ?? '');
 }
 
 /** scatterCandidates over `candidates`, all of `all` (in namespace/name order), as indexes. */
@@ -41,17 +30,7 @@ function scatterOrder(
   all: readonly { labels: Labels }[],
   terms: readonly UpdateScatterTerm[],
 ): number[] {
-  const matched = all.map(({ labels }, index) => ({ labels, index }));
-  const chosen = candidates.map((c) => matched[all.indexOf(c)] ?? { labels: {}, index: -1 });
-  const byPosition = (a: Labelled, b: Labelled): number => a.index - b.index;
-  return scatterCandidates(terms, chosen, matched, byPosition).map((c) => chosen.indexOf(c));
-}
-
-/** Each key's values in order of first appearance (what the planner gives expandScatterTerms). */
-function valuesIn(pods: readonly { labels: Labels }[]): (key: string) => string[] {
-  return (key) => [
-    ...new Set(pods.flatMap((p) => (Object.hasOwn(p.labels, key) ? [p.labels[key] ?? ''] : []))),
-  ];
+  return scatterCandidates(terms, candidates, all).map((c) => candidates.indexOf(c));
 }
 
 describe('default order (ActivePods.Less)', () => {
@@ -82,8 +61,6 @@ describe('default order (ActivePods.Less)', () => {
   ];
   for (const c of cases) {
     it(c.name, () => {
-      assert.ok(compareActivePods(key(c.first), key(c.second)) < 0);
-      assert.ok(compareActivePods(key(c.second), key(c.first)) > 0);
       assert.deepEqual(sortedNames([c.second, c.first]), sortedNames([c.first, c.second]));
       assert.equal(sortedNames([c.second, c.first])[0], c.first.metadata.name);
     });
@@ -93,22 +70,24 @@ describe('default order (ActivePods.Less)', () => {
     const a = upgradePod(0, { readySince: 5 });
     delete a.metadata.creationTimestamp;
     const b = upgradePod(1, { readySince: 5 });
-    assert.ok(compareActivePods(key(a), key(b)) < 0);
+    assert.deepEqual(sortedNames([b, a]), ['pod-0', 'pod-1']);
     const c = upgradePod(2, { readySince: 5 });
     c.metadata.creationTimestamp = '0001-01-01T00:00:00Z';
-    assert.ok(compareActivePods(key(b), key(c)) > 0);
-    const zeroReady = upgradePod(3);
+    assert.deepEqual(sortedNames([b, c]), ['pod-2', 'pod-1']);
+    const zeroReady = upgradePod(4);
     const cond = zeroReady.status?.conditions?.[0];
     if (cond) cond.lastTransitionTime = null;
-    assert.ok(compareActivePods(key(zeroReady), key(upgradePod(3))) < 0);
+    assert.deepEqual(sortedNames([upgradePod(3), zeroReady]), ['pod-4', 'pod-3']);
   });
 
-  it('equal pods compare 0; the candidate comparator then uses namespace and name', () => {
+  it('pods equal in the default order go by namespace, then name', () => {
     const a = upgradePod(1);
     const b = upgradePod(1);
     b.metadata.name = 'pod-0';
-    assert.equal(compareActivePods(key(a), key(b)), 0);
-    assert.ok(candidateComparator(undefined)(key(a), key(b)) > 0);
+    const c = upgradePod(1);
+    c.metadata.namespace = 'a-first';
+    c.metadata.name = 'pod-9';
+    assert.deepEqual(sortedNames([a, b, c]), ['pod-9', 'pod-0', 'pod-1']);
   });
 });
 
@@ -121,13 +100,7 @@ describe('priorityStrategy', () => {
       upgradePod(2, { labels: { a: 'sts-10' } }),
       upgradePod(3, { labels: {} }),
     ];
-    const cmp = candidateComparator(strategy);
-    const sorted = pods
-      .map((p) => orderKey(p, 'default', strategy))
-      .sort(cmp)
-      .map((k) => k.name);
-    assert.deepEqual(sorted, ['pod-3', 'pod-2', 'pod-1', 'pod-0']);
-    assert.deepEqual(sortedNames(pods, strategy), sorted);
+    assert.deepEqual(sortedNames(pods, strategy), ['pod-3', 'pod-2', 'pod-1', 'pod-0']);
   });
 
   it('weightPriority wins over orderPriority; invalid selectors are skipped', () => {
@@ -138,10 +111,10 @@ describe('priorityStrategy', () => {
       ],
       orderPriority: [{ orderedKey: 'x' }],
     };
-    const k = orderKey(upgradePod(0, { labels: { x: '1' } }), 'default', strategy);
-    assert.equal(k.weight, 10);
-    const other = orderKey(upgradePod(1, { labels: {} }), 'default', strategy);
-    assert.ok(candidateComparator(strategy)(k, other) < 0);
+    // Without priority, the newer pod-1 would go first.
+    const pods = [upgradePod(0, { labels: { x: '1' } }), upgradePod(1, { labels: { x: '9' } })];
+    assert.deepEqual(sortedNames(pods), ['pod-1', 'pod-0']);
+    assert.deepEqual(sortedNames(pods, strategy), ['pod-0', 'pod-1']);
   });
 
   const suffixes: [string, bigint][] = [
@@ -204,11 +177,11 @@ describe('scatterStrategy', () => {
     const labelled = ['value-4-0', 'value-4-1', 'value-4-2', 'value-4', 'value-4', 'value-4'].map(
       (v) => ({ labels: { 'key-4': v } }),
     );
-    assert.deepEqual(expandScatterTerms(explicit, valuesIn(labelled)), explicit);
+    assert.deepEqual(expandScatterTerms(explicit, labelled), explicit);
     assert.deepEqual(
       expandScatterTerms(
         [...explicit, { key: 'key-1', value: 'value-1' }, { key: 'key-4', value: '*' }],
-        valuesIn([{ labels: {} }, ...labelled]),
+        [{ labels: {} }, ...labelled],
       ),
       [
         ...explicit,

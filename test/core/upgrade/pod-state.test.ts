@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import jsonPatch from 'fast-json-patch';
 
 import type { Pod } from '../../../src/core/k8s-types.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
@@ -17,7 +16,7 @@ import { readHashes, recordedHash } from '../../../src/core/pod-hash-annotation.
 import {
   formatInPlaceUpdateStates,
   readInPlaceUpdateStates,
-} from '../../../src/core/upgrade/pod-records.js';
+} from '../../../src/core/upgrade/in-place-update-state.js';
 import {
   hasEverySidecar,
   isReady,
@@ -259,7 +258,7 @@ describe('IsSidecarContainerUpdateCompleted (pkg/control/sidecarcontrol/util_tes
     },
   ];
   const demo = sidecarSetContext(ss);
-  const all = new Set(['cold-sidecar', 'hot-sidecar-1', 'hot-sidecar-2']);
+  const all = ['cold-sidecar', 'hot-sidecar-1', 'hot-sidecar-2'];
   const images: [string, string][] = [
     ['main', 'main:v1'],
     ['cold-sidecar', 'cold-sidecar:v1'],
@@ -334,7 +333,7 @@ describe('IsSidecarContainerUpdateCompleted (pkg/control/sidecarcontrol/util_tes
 });
 
 describe('the change written to a picked pod (updatePodSidecarAndHash)', () => {
-  it('the patch applies to the pod and gives exactly applyPodUpgrade', () => {
+  it('the images, the hash entry and the in-place state, as applyPodUpgrade applies them', () => {
     const pod = upgradePod(0, { uid: 'u-1' });
     const ss = upgradeSidecarSet({}, { latestRevision: 'test-sidecarset-rev2' });
     ss.spec.initContainers = [
@@ -354,14 +353,8 @@ describe('the change written to a picked pod (updatePodSidecarAndHash)', () => {
     });
     assert.equal(plan.status.latestRevision, 'test-sidecarset-rev2');
     assert.equal(plan.status.collisionCount, 0);
-    assert.deepEqual(upgrade.patch[0], { op: 'test', path: '/metadata/uid', value: 'u-1' });
-    const patched = jsonPatch.applyPatch(
-      structuredClone(pod),
-      upgrade.patch,
-      true,
-      false,
-    ).newDocument;
-    assert.deepEqual(patched, applyPodUpgrade(pod, upgrade));
+    assert.deepEqual(upgrade.pod, { namespace: 'default', name: 'pod-0', uid: 'u-1' });
+    const patched = applyPodUpgrade(pod, upgrade);
     assert.equal(patched.spec.containers[0]?.image, 'test-sidecar:v2');
     assert.equal(patched.spec.containers[1]?.image, 'nginx:1.25');
     assert.equal(

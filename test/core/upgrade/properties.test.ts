@@ -12,10 +12,8 @@ import type {
 } from '../../../src/core/sidecarset-types.js';
 import { scaleMaxUnavailable } from '../../../src/core/upgrade/intstr.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
-import { sortCandidates } from '../../../src/core/upgrade/order.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import { simulateRollout } from '../../../src/core/upgrade/simulate.js';
-import { asCandidates, sortCandidatesByComparator } from '../../support/candidate-order.js';
 import { runsSpecReady, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
 
 const now = new Date('2026-07-02T10:00:00Z');
@@ -185,26 +183,6 @@ describe('planUpgrade properties', () => {
           assert.deepEqual(b, a);
         },
       ),
-      { numRuns: 200 },
-    );
-  });
-});
-
-describe('sortCandidates', () => {
-  it('orders exactly as its plain twin, the field-by-field comparator', () => {
-    const priorities: (UpdatePriorityStrategy | undefined)[] = [
-      undefined,
-      { weightPriority: [{ weight: 50, matchSelector: { matchLabels: { app: 'a' } } }] },
-      { orderPriority: [{ orderedKey: 'zone' }, { orderedKey: 'app' }] },
-    ];
-    fc.assert(
-      fc.property(fleet, fc.constantFrom(...priorities), (specs, priority) => {
-        const candidates = asCandidates(buildPods(specs));
-        assert.deepEqual(
-          sortCandidates(candidates, priority),
-          sortCandidatesByComparator(candidates, priority),
-        );
-      }),
       { numRuns: 200 },
     );
   });

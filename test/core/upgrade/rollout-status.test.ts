@@ -5,7 +5,6 @@ import { ANY_NAMESPACE } from '../../../src/core/match.js';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../../src/core/sidecarset-types.js';
 import { applyPodUpgrade, buildPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
-import { podRef } from '../../../src/core/upgrade/plan.js';
 import { rolloutStatus } from '../../../src/core/upgrade/rollout-status.js';
 import { podFleet, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
 
@@ -97,10 +96,7 @@ describe('rolloutStatus', () => {
     const at = new Date('2026-01-01T00:00:00Z');
     // pod-0 upgraded in place (as the controller writes it), never ready: failed after the deadline.
     const before = upgradePod(0);
-    const failed = applyPodUpgrade(
-      before,
-      buildPodUpgrade(sidecarSetContext(ss), before, podRef(before), [], at),
-    );
+    const failed = applyPodUpgrade(before, buildPodUpgrade(sidecarSetContext(ss), before, [], at));
     const sidecar = failed.status?.containerStatuses?.[0];
     assert.ok(sidecar);
     Object.assign(sidecar, { image: 'test-sidecar:v2', imageID: 'sha256:2222', ready: false });

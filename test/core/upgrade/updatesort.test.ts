@@ -12,13 +12,17 @@ import type {
   UpdatePriorityStrategy,
   UpdateScatterTerm,
 } from '../../../src/core/sidecarset-types.js';
+import type { Pod } from '../../../src/core/k8s-types.js';
 import { sortCandidates } from '../../../src/core/upgrade/order.js';
-import type { Labelled } from '../../../src/core/upgrade/scatter.js';
 import { scatterCandidates } from '../../../src/core/upgrade/scatter.js';
-import { asCandidates } from '../../support/candidate-order.js';
 import { upgradePod } from '../../support/upgrade-pods.js';
 
-interface Item extends Labelled {
+function candidates(pods: readonly Pod[]): { pod: Pod }[] {
+  return pods.map((pod) => ({ pod }));
+}
+
+interface Item {
+  labels: Labels;
   id: number;
 }
 
@@ -29,10 +33,9 @@ interface Item extends Labelled {
 function scatter(pods: readonly (Labels | null)[], terms: UpdateScatterTerm[], count: number) {
   const all: Item[] = [];
   pods.forEach((labels, id) => {
-    if (labels !== null) all.push({ labels, index: all.length, id });
+    if (labels !== null) all.push({ labels, id });
   });
-  const byPosition = (a: Item, b: Item): number => a.index - b.index;
-  return scatterCandidates(terms, all.slice(0, count), all, byPosition).map((c) => c.id);
+  return scatterCandidates(terms, all.slice(0, count), all).map((c) => c.id);
 }
 
 /** "labelA=AAA,labelB=BBB" as labels; parts without "=" are ignored, as the Go test does. */
@@ -239,7 +242,7 @@ describe('updatesort: TestCompare (priority first, ties by the default order and
         [podI, podJ],
         [podJ, podI],
       ]) {
-        const sorted = sortCandidates(asCandidates(input), strategy).map((c) => c.ref.name);
+        const sorted = sortCandidates(candidates(input), strategy).map((c) => c.pod.metadata.name);
         assert.deepEqual(sorted, iFirst ? ['pod-0', 'pod-1'] : ['pod-1', 'pod-0']);
       }
     });
@@ -274,9 +277,9 @@ describe('updatesort: Test_prioritySort_Sort', () => {
   for (const [name, strategy, expected] of cases) {
     it(name, () => {
       const pods = labels.map((l, i) => upgradePod(i, { labels: l, createdAt: 0 }));
-      const sorted = sortCandidates(asCandidates([...pods].reverse()), strategy);
+      const sorted = sortCandidates(candidates([...pods].reverse()), strategy);
       assert.deepEqual(
-        sorted.map((c) => Number(c.ref.name.slice(4))),
+        sorted.map((c) => Number(c.pod.metadata.name?.slice(4))),
         expected,
       );
     });
