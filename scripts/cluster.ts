@@ -109,7 +109,7 @@ async function start(): Promise<void> {
       `manifests/ applied; the webhooks call ${WEBHOOK}. Start the webhook and the controller as`,
       "the manifests' ServiceAccount (the token is valid for an hour), then use the examples:",
       '',
-      `  npx sidecarset serve --kubeconfig ${kubeconfig} --host 127.0.0.1 --dev-cert-dir ${DEV_CERTS}`,
+      `  npx sidecarset serve --kubeconfig ${kubeconfig} --host 127.0.0.1 --dev-cert-dir ${DEV_CERTS} --leader-elect`,
       `  ${kubectl} apply -f examples/local-cluster/`,
       `  ${kubectl} get pods -w`,
       '',

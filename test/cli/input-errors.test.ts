@@ -1,6 +1,6 @@
 /**
  * Mistakes in what a user gives `serve` are reported as such, with exit code 1, never labelled
- * "internal error" (which README's exit codes keep for bugs).
+ * "internal error" (which the exit codes of docs/cli.md keep for bugs).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, writeFile } from 'node:fs/promises';

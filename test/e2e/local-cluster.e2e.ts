@@ -1,5 +1,5 @@
 /**
- * The README's local walk-through, as a user runs it: `npm run cluster -- --install` (a whole
+ * The local walk-through of docs/local-cluster.md, as a user runs it: `npm run cluster -- --install` (a whole
  * cluster with a real node), an image of the user's loaded with `npm run cluster -- load-image`,
  * `sidecarset serve` as printed, examples/local-cluster/ applied, the sidecar image changed, and
  * `sidecarset rollout status -w` until the in-place rollout is complete. Ctrl-C then leaves
@@ -23,7 +23,7 @@ const root = new URL('../../', import.meta.url).pathname;
 
 const clusterScript = ['--import', 'tsx', 'scripts/cluster.ts'];
 
-describe('npm run cluster: the README walk-through on a real node', () => {
+describe('npm run cluster: the docs/local-cluster.md walk-through on a real node', () => {
   const [command, argv] = diesWithParent(process.execPath, [...clusterScript, '--install']);
   const cluster = spawn(command, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   let printed = '';
