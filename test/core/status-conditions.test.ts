@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 
 import type { SidecarSet, SidecarSetCondition } from '../../src/core/sidecarset-types.js';
 import type { RolloutSummary } from '../../src/core/status-conditions.js';
+import { rolloutSummary } from '../support/rollout-summary.js';
 import {
   READY,
   RECONCILING,
@@ -22,17 +23,7 @@ const sidecarSet = (generation = 2): SidecarSet => ({
   spec: { selector: {} },
 });
 
-function summary(overrides: Partial<RolloutSummary> = {}): RolloutSummary {
-  return {
-    status: { matchedPods: 4, updatedPods: 1, updatedReadyPods: 1 },
-    upgrade: [],
-    flip: [],
-    notUpgradable: [],
-    held: [],
-    budget: { unavailable: 0 },
-    ...overrides,
-  };
-}
+const summary = rolloutSummary;
 
 const done = { matchedPods: 4, updatedPods: 4, updatedReadyPods: 4 };
 
