@@ -125,14 +125,16 @@ const STATUS_SCHEMA: Schema = {
       type: 'array',
       description:
         "This project's conditions (OpenKruise has none): RolloutPaused, True while failed " +
-        'upgraded pods (reason UnhealthyPods) or updateStrategy.paused (reason Paused) stop the rollout.',
+        'upgraded pods (reason UnhealthyPods) or updateStrategy.paused (reason Paused) stop the ' +
+        'rollout; and Ready, Reconciling and Stalled in the kstatus convention, for kubectl wait ' +
+        'and GitOps tools (docs/gitops.md).',
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['type'],
       items: {
         type: 'object',
         required: ['type', 'status'],
         properties: {
-          type: { type: 'string', description: 'The condition type, e.g. RolloutPaused.' },
+          type: { type: 'string', description: 'The condition type, e.g. Ready or RolloutPaused.' },
           status: {
             type: 'string',
             enum: ['True', 'False', 'Unknown'],

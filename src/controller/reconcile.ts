@@ -22,6 +22,7 @@ import type { SidecarSetContext } from '../core/upgrade/context.js';
 import { sidecarSetContext } from '../core/upgrade/context.js';
 import { podKey, podRef, planUpgrade } from '../core/upgrade/plan.js';
 import { recordedHash } from '../core/pod-hash-annotation.js';
+import { nextStatusConditions } from '../core/status-conditions.js';
 import { needsFlip } from '../core/upgrade/hot-slots.js';
 import { hasReadyCondition, isStateConsistent, isUpdated } from '../core/upgrade/pod-state.js';
 import { selectsForUpgrade } from '../core/upgrade/selection.js';
@@ -296,7 +297,8 @@ async function openReadinessGates(pods: readonly Pod[], deps: ReconcileDeps): Pr
 }
 
 /**
- * The status, with the RolloutPaused condition (src/core/health/): written when it changed. When
+ * The status, with the RolloutPaused condition (src/core/health/) and Ready, Reconciling and
+ * Stalled (src/core/status-conditions.ts): written when it changed. When
  * failed pods have just paused the rollout, a Warning event says so.
  */
 async function writeStatus(
@@ -321,7 +323,9 @@ async function writeStatus(
     userPaused: ss.spec.updateStrategy?.paused === true,
     generation: ss.metadata.generation,
   };
-  const conditions = nextRolloutPausedConditions(current.conditions, pausedBy, deps.now());
+  const paused = nextRolloutPausedConditions(current.conditions, pausedBy, deps.now());
+  const conditions =
+    nextStatusConditions(paused ?? current.conditions, ss, plan, deps.now()) ?? paused;
   if (conditions !== undefined) next.conditions = conditions;
   const same =
     conditions === undefined &&

@@ -87,6 +87,13 @@ describe('upgrade controller', () => {
         },
         'the upgrade to finish',
       );
+      // Written with the counts: kubectl wait --for=condition=Ready (src/core/status-conditions.ts).
+      const conditions = status(cluster, 'logtail-sidecarset')?.['conditions'] as JsonObject[];
+      const ready = conditions.find((c) => c['type'] === 'Ready');
+      assert.deepEqual(
+        [ready?.['status'], ready?.['reason'], ready?.['observedGeneration']],
+        ['True', 'RolloutComplete', 2],
+      );
       const after = pods(cluster)[0] as KubeObject;
       assert.equal(after.metadata.uid, before.metadata.uid, 'the same pod, not recreated');
       assert.equal(image(after, 'logtail'), 'log-service/logtail:0.16.18');

@@ -2,7 +2,8 @@
  * The cluster commands on a real API server, with `sidecarset serve` (webhook and controller)
  * running as the manifests' ServiceAccount: `kubectl sidecarset` (the plugin, run by the real
  * kubectl with bin/ on PATH) undoes a rollout and the controller rolls the pods back in place;
- * `check-inject` explains an injected pod and a pod no SidecarSet matches. The CLI runs as the
+ * `check-inject` explains an injected pod and a pod no SidecarSet matches; `kubectl wait
+ * --for=condition=Ready` waits for a rollout (src/core/status-conditions.ts). The CLI runs as the
  * admin, as a person would.
  */
 import assert from 'node:assert/strict';
@@ -225,5 +226,40 @@ describe('rollout commands and check-inject on a real API server', () => {
     const absent = await plugin(['check-inject', 'nope', '-n', NAMESPACE]);
     assert.equal(absent.code, 1);
     assert.equal(absent.stderr, 'error: pod "shop/nope" not found\n');
+  });
+
+  it('kubectl wait --for=condition=Ready returns once the new generation is rolled out', async () => {
+    // The Ready=True of the previous generation stands when kubectl starts: kubectl must not take
+    // it (its observedGeneration is behind), only the controller's verdict on the new spec.
+    await replaceSidecarSet(custom, 'logtail', (spec) => {
+      (spec['containers'] as { image: string }[])[0] = {
+        name: 'logtail',
+        image: 'logtail:3',
+      } as never;
+    });
+    const wait = await plane().kubectl([
+      'wait',
+      '--for=condition=Ready',
+      'sidecarset/logtail',
+      '--timeout=60s',
+    ]);
+    assert.equal(wait.code, 0, wait.stderr);
+    assert.equal(wait.stdout, 'sidecarset.apps.kruise.io/logtail condition met\n');
+    const ss = (await custom.getClusterCustomObject({ ...SIDECARSETS, name: 'logtail' })) as {
+      metadata: { generation: number };
+      status: {
+        matchedPods: number;
+        updatedReadyPods: number;
+        conditions: { type: string; status: string; reason: string; observedGeneration: number }[];
+      };
+    };
+    const byType = Object.fromEntries(ss.status.conditions.map((c) => [c.type, c]));
+    assert.deepEqual(
+      [byType['Ready']?.status, byType['Ready']?.reason, byType['Ready']?.observedGeneration],
+      ['True', 'RolloutComplete', ss.metadata.generation],
+    );
+    assert.equal(byType['Reconciling']?.status, 'False');
+    assert.equal(byType['Stalled']?.status, 'False');
+    assert.deepEqual([ss.status.matchedPods, ss.status.updatedReadyPods], [3, 3]);
   });
 });
