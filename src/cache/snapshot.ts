@@ -16,11 +16,22 @@ export interface Snapshot extends InjectionSnapshot {
   readonly namespaceCount: number | undefined;
 }
 
+/** A cache whose list or watch is failing (FailingCache.reason says why). */
+export interface FailingCache {
+  /** What it caches: SidecarSets, Namespaces, ControllerRevisions. */
+  readonly name: string;
+  /** Since when, in ms since the epoch (Reflector.failingSince()). */
+  readonly sinceMs: number;
+  readonly reason: string;
+}
+
 export interface SnapshotSource {
   /** The current snapshot; cheap, call it per request. */
   read(): Snapshot;
   /** True once the first complete load or list has finished. */
   isSynced(): boolean;
+  /** The caches not current now because their list or watch fails (cluster mode only). */
+  failing?(): FailingCache[];
   /** Resolves once synced; rejects if the first load fails. */
   start(): Promise<void>;
   stop(): Promise<void>;

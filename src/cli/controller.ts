@@ -32,8 +32,8 @@ export async function runController(options: ControllerCommandOptions, io: Io): 
   if (options.metricsPort !== undefined) {
     app = fastify({ loggerInstance: logger }) as unknown as FastifyInstance;
     registerHealthRoutes(app, {
-      isReady: () => controller.synced(),
-      notReady: 'the controller caches have not synced yet',
+      notReady: () =>
+        controller.synced() ? undefined : 'the controller caches have not synced yet',
       registry,
     });
     await app.listen({ port: options.metricsPort, host: options.host });

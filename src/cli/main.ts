@@ -26,6 +26,7 @@ import type { HistoryOptions, StatusOptions, UndoOptions } from './rollout.js';
 import type { ServeOptions } from './serve.js';
 import type { ClusterFlags } from '../k8s/cli-client.js';
 import { ClusterError } from '../k8s/cluster-error.js';
+import { DEFAULT_MAX_CACHE_STALENESS_SECONDS } from '../server/health-routes.js';
 import { DEFAULT_SERVER_LIMITS } from '../server/http-server.js';
 import { VERSION } from '../version.js';
 
@@ -341,6 +342,15 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
         .env('SIDECARSET_MAX_CONNECTIONS')
         .argParser(parsePositive)
         .default(DEFAULT_SERVER_LIMITS.maxConnections),
+    )
+    .addOption(
+      new Option(
+        '--max-cache-staleness <seconds>',
+        '/readyz answers 503 once a cluster cache has failed to list or watch for longer (0: never)',
+      )
+        .env('SIDECARSET_MAX_CACHE_STALENESS')
+        .argParser(parseNonNegative)
+        .default(DEFAULT_MAX_CACHE_STALENESS_SECONDS),
     )
     .addOption(
       new Option(

@@ -55,6 +55,8 @@ export interface ServeOptions {
   maxConnections?: number;
   /** Request-body bytes received at once, all connections together. */
   maxInflightBodyBytes?: number;
+  /** Seconds a cache may fail to list or watch before /readyz answers 503; 0 never. */
+  maxCacheStaleness?: number;
   /**
    * Self-managed certificate (cluster mode without --cert/--key): the Secret, in the webhook's
    * namespace (--leader-election-namespace), that holds it. Default: DEFAULT_CERT_SECRET when
@@ -149,6 +151,9 @@ async function startAll(
     random: Math.random,
     https: { cert: tls.pair.cert, key: tls.pair.key },
     limits,
+    ...(options.maxCacheStaleness === undefined
+      ? {}
+      : { maxCacheStalenessSeconds: options.maxCacheStaleness }),
     beforeLogLine,
   });
   swap = (pair) => {
@@ -168,7 +173,15 @@ async function startAll(
   const url = await app.listen({ port: options.port, host: options.host });
   let metricsUrl: string | undefined;
   if (options.metricsPort !== undefined) {
-    const metricsApp = buildHealthApp({ source, logger, metrics, limits });
+    const metricsApp = buildHealthApp({
+      source,
+      logger,
+      metrics,
+      limits,
+      ...(options.maxCacheStaleness === undefined
+        ? {}
+        : { maxCacheStalenessSeconds: options.maxCacheStaleness }),
+    });
     stops.push({ what: 'metrics server', stop: () => metricsApp.close() });
     metricsUrl = await metricsApp.listen({ port: options.metricsPort, host: options.host });
   }

@@ -13,7 +13,7 @@ import { withHashes } from '../core/hash.js';
 import type { SidecarSet } from '../core/sidecarset-types.js';
 import { formatFieldErrors } from '../core/validation/field-error.js';
 import { validateSidecarSetSchema } from '../core/validation/sidecarset.js';
-import type { Snapshot, SnapshotSource } from '../cache/snapshot.js';
+import type { FailingCache, Snapshot, SnapshotSource } from '../cache/snapshot.js';
 import { makeSnapshot } from '../cache/snapshot.js';
 import type { CachedNamespace } from './collections.js';
 import {
@@ -113,6 +113,20 @@ export function createClusterSource(options: ClusterSourceOptions): SnapshotSour
       return snapshot;
     },
     isSynced: () => sidecarSets.synced() && namespaces.synced() && revisions.synced(),
+    failing() {
+      const caches: [string, Reflector<unknown>][] = [
+        ['SidecarSets', sidecarSets],
+        ['Namespaces', namespaces],
+        ['ControllerRevisions', revisions],
+      ];
+      const out: FailingCache[] = [];
+      for (const [name, reflector] of caches) {
+        const sinceMs = reflector.failingSince();
+        if (sinceMs !== undefined)
+          out.push({ name, sinceMs, reason: reflector.lastFailure() ?? '' });
+      }
+      return out;
+    },
     async start() {
       await Promise.all([sidecarSets.start(), namespaces.start(), revisions.start()]);
     },

@@ -14,8 +14,23 @@
  * - any other failure (list error, watch error, dropped connection, ERROR event) waits an
  *   exponential backoff and retries: the list if none succeeded yet, else the watch from the last
  *   resourceVersion (a version too old then comes back as 410 and relists). The backoff resets
- *   after a successful list and after a watch that delivered at least one event.
+ *   after a successful list and after a watch that delivered at least one event;
+ * - while a backoff longer than the probe interval runs, the API server's /readyz is probed each
+ *   interval. When the server was seen down or starting in this run of failures (a request that
+ *   got no HTTP answer, or a probe that did not answer ok) and a probe then answers ok, the wait
+ *   ends and the backoff resets: a restarted API server answers 403 (RBAC) and 5xx while it warms
+ *   up, which would otherwise push the backoff to its maximum just before the server is ready
+ *   (issue 23). client-go's reflector has no such probe: it backs off up to 30 s and resets only
+ *   after 2 min without failures (wait.NewExponentialBackoffManager(800ms, 30s, 2m, ...) in
+ *   k8s.io/client-go/tools/cache/reflector.go). A ready server that keeps refusing (RBAC) keeps
+ *   its growing backoff. docs/troubleshooting.md describes what operators see.
+ *
+ * failingSince() tells since when the cache has not been current: from the first failure of a run
+ * of failures until a list succeeds or a watch opens (the webhook's /readyz reads it).
  */
+import { request as httpRequest } from 'node:http';
+import type { RequestOptions } from 'node:https';
+import { request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -28,6 +43,12 @@ export interface Backoff {
 }
 
 export const DEFAULT_BACKOFF: Backoff = { initialMs: 500, maxMs: 30_000 };
+
+/** How often /readyz is probed during a backoff (ReflectorOptions.probeIntervalMs). */
+export const DEFAULT_PROBE_INTERVAL_MS = 1000;
+
+/** Resolves true when the API server answers that it is ready; false otherwise, never rejects. */
+export type ReadinessProbe = (signal: AbortSignal) => Promise<boolean>;
 
 /** What the reflector passes to the list call, named as client-node's list requests name them. */
 export interface ListParams {
@@ -76,6 +97,12 @@ export interface ReflectorOptions<Raw, T> {
   pageSize?: number;
   /** Random number in [0, 1) for the watch timeout (5 to 10 minutes, as client-go). */
   random?: () => number;
+  /** Milliseconds since the epoch; injectable for tests. */
+  now?: () => number;
+  /** Whether the API server is ready; default probeReadyz(kubeConfig). */
+  probe?: ReadinessProbe;
+  /** How often to probe during a backoff; 0 never probes. Default DEFAULT_PROBE_INTERVAL_MS. */
+  probeIntervalMs?: number;
 }
 
 export interface Reflector<T> {
@@ -92,6 +119,13 @@ export interface Reflector<T> {
   size(): number;
   /** The resourceVersion the next watch would start from; '' before the first list. */
   resourceVersion(): string;
+  /**
+   * When (on the `now` clock) the list or watch started failing, undefined while the cache is
+   * current: cleared when a list succeeds or a watch opens.
+   */
+  failingSince(): number | undefined;
+  /** Why the last list or watch failed, while failingSince() is set. */
+  lastFailure(): string | undefined;
   /**
    * Adds handlers; they get onAdd for every object already stored (and onSynced if already
    * synced), then events. Returns the remover.
@@ -112,7 +146,7 @@ interface Meta {
 type WatchOutcome =
   | { kind: 'closed'; events: number; elapsedMs: number }
   | { kind: 'expired'; reason: string }
-  | { kind: 'failed'; events: number; reason: string }
+  | { kind: 'failed'; events: number; reason: string; noAnswer?: boolean }
   | { kind: 'stopped' };
 
 const MIN_WATCH_TIMEOUT_SECONDS = 300;
@@ -151,6 +185,45 @@ function statusCodeOf(err: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * No HTTP answer at all, a system error instead (ECONNREFUSED, ECONNRESET, ETIMEDOUT, as
+ * node-fetch's FetchError and Node's streams carry it in `code`): the server is down or restarting.
+ */
+function noAnswer(err: unknown): boolean {
+  return statusCodeOf(err) === undefined && isRecord(err) && typeof err['code'] === 'string';
+}
+
+/**
+ * GET /readyz of the kubeconfig's server, with its credentials (allowed to every user by the
+ * default `system:public-info-viewer` ClusterRole). Only an HTTP 200 is ready: kube-apiserver
+ * answers 500 while a readiness check fails, and a starting server may answer 401 or 403.
+ */
+export function probeReadyz(kubeConfig: KubeConfig, timeoutMs = 5000): ReadinessProbe {
+  return async (signal) => {
+    const server = kubeConfig.getCurrentCluster()?.server;
+    if (server === undefined) return false;
+    const url = new URL(`${server.replace(/\/+$/, '')}/readyz`);
+    const options: RequestOptions = {};
+    await kubeConfig.applyToHTTPSOptions(options);
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise<boolean>((resolve) => {
+      const req = send(
+        url,
+        { ...options, method: 'GET', agent: false, signal, timeout: timeoutMs },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode === 200);
+        },
+      );
+      req.on('timeout', () => req.destroy());
+      req.on('error', () => {
+        resolve(false);
+      });
+      req.end();
+    });
+  };
+}
+
 export function describeError(err: unknown): string {
   if (err instanceof Error) {
     const code = statusCodeOf(err);
@@ -174,6 +247,9 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
   const delay = options.delay ?? defaultDelay;
   const random = options.random ?? Math.random;
   const pageSize = options.pageSize ?? 500;
+  const now = options.now ?? Date.now;
+  const probe = options.probe ?? probeReadyz(options.kubeConfig);
+  const probeIntervalMs = options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
   const watcher = new Watch(options.kubeConfig);
   const handlerSets = new Set<ReflectorHandlers<T>>();
   if (options.handlers !== undefined) handlerSets.add(options.handlers);
@@ -183,7 +259,12 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
   let hasSynced = false;
   let started = false;
   let stopped = false;
+  /** Failures in a row: the backoff's exponent. */
   let failures = 0;
+  /** The server was seen down or starting since the last success (see the module comment). */
+  let serverSuspect = false;
+  let failingSinceMs: number | undefined;
+  let lastFailureReason: string | undefined;
   const stopping = new AbortController();
   let cancelWatch: (() => void) | undefined;
   let loop: Promise<void> = Promise.resolve();
@@ -268,7 +349,8 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
     if (result === 'stopped' || stopped) return false;
     replace(result.objects);
     resourceVersion = result.resourceVersion;
-    failures = 0;
+    resetBackoff();
+    markCurrent();
     log.debug({ objects: store.size, resourceVersion }, 'listed');
     if (hasSynced) {
       emit((h) => h.onRelist?.(), 'relist');
@@ -320,7 +402,7 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
     return new Promise<WatchOutcome>((resolve) => {
       let settled = false;
       let events = 0;
-      const opened = Date.now();
+      const opened = now();
       let request: AbortController | undefined;
       const finish = (outcome: WatchOutcome): void => {
         if (settled) return;
@@ -348,17 +430,19 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
       };
       const onDone = (err: unknown): void => {
         if (err === null || err === undefined) {
-          finish({ kind: 'closed', events, elapsedMs: Date.now() - opened });
+          finish({ kind: 'closed', events, elapsedMs: now() - opened });
         } else if (statusCodeOf(err) === 410) {
           finish({ kind: 'expired', reason: describeError(err) });
         } else {
-          finish({ kind: 'failed', events, reason: describeError(err) });
+          finish({ kind: 'failed', events, reason: describeError(err), noAnswer: noAnswer(err) });
         }
       };
       watcher.watch(options.path, query, onEvent, onDone).then(
         (controller) => {
           request = controller;
+          // Resolved before the stream ended: the server answered 200, the watch is open.
           if (settled) controller.abort();
+          else markCurrent();
         },
         (err: unknown) => {
           onDone(err ?? new Error('watch failed'));
@@ -367,11 +451,54 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
     });
   }
 
-  async function waitBackoff(what: string, reason: string): Promise<void> {
+  function resetBackoff(): void {
+    failures = 0;
+    serverSuspect = false;
+  }
+
+  function markCurrent(): void {
+    failingSinceMs = undefined;
+    lastFailureReason = undefined;
+  }
+
+  /**
+   * Waits the backoff for one more failure. `down`: the failure got no HTTP answer. The wait ends
+   * early on stop(), or when a probe finds the server ready after it was seen down or starting.
+   */
+  async function waitBackoff(what: string, reason: string, down = false): Promise<void> {
     failures++;
+    failingSinceMs ??= now();
+    lastFailureReason = reason;
+    if (down) serverSuspect = true;
     const ms = Math.min(backoff.maxMs, backoff.initialMs * 2 ** (failures - 1));
     log.warn({ reason, retryInMs: ms, failures }, `${what}; retrying after backoff`);
-    await delay(ms, stopping.signal);
+    const wake = new AbortController();
+    const signal = AbortSignal.any([stopping.signal, wake.signal]);
+    const probing =
+      probeIntervalMs > 0 && ms > probeIntervalMs ? probeUntilReady(wake, signal) : undefined;
+    await delay(ms, signal);
+    wake.abort();
+    await probing;
+  }
+
+  /** Probes /readyz each interval until `signal` aborts; aborts `wake` when the server is back. */
+  async function probeUntilReady(wake: AbortController, signal: AbortSignal): Promise<void> {
+    // Read through a call: the signal aborts while the loop awaits.
+    const ended = (): boolean => signal.aborted;
+    for (;;) {
+      await delay(probeIntervalMs, signal);
+      if (ended()) return;
+      const ready = await probe(signal).catch(() => false);
+      if (ended()) return;
+      if (!ready) {
+        serverSuspect = true;
+      } else if (serverSuspect) {
+        log.info('the API server is ready again; retrying now');
+        resetBackoff();
+        wake.abort();
+        return;
+      }
+    }
   }
 
   /** Read through a call: `stopped` changes while the loop awaits. */
@@ -386,7 +513,7 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
           needList = false;
         } catch (err: unknown) {
           if (isStopped()) return;
-          await waitBackoff('list failed', describeError(err));
+          await waitBackoff('list failed', describeError(err), noAnswer(err));
           continue;
         }
       }
@@ -395,7 +522,7 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
         case 'stopped':
           return;
         case 'closed':
-          if (outcome.events > 0) failures = 0;
+          if (outcome.events > 0) resetBackoff();
           else if (outcome.elapsedMs < SHORT_WATCH_MS) {
             // As client-go: a watch closed at once with nothing in it is an error, not a timeout.
             await waitBackoff('watch closed at once with no events', 'very short watch');
@@ -410,8 +537,8 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
           break;
         case 'failed':
           if (isStopped()) return;
-          if (outcome.events > 0) failures = 0;
-          await waitBackoff('watch failed', outcome.reason);
+          if (outcome.events > 0) resetBackoff();
+          await waitBackoff('watch failed', outcome.reason, outcome.noAnswer);
           break;
       }
     }
@@ -440,6 +567,8 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
     list: () => Array.from(store.values(), (e) => e.obj),
     size: () => store.size,
     resourceVersion: () => resourceVersion,
+    failingSince: () => failingSinceMs,
+    lastFailure: () => lastFailureReason,
     addHandlers(handlers) {
       handlerSets.add(handlers);
       for (const entry of store.values()) {

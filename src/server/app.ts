@@ -22,7 +22,12 @@ import type { Snapshot } from '../cache/snapshot.js';
 import { reviewConversion } from '../core/conversion/conversion-review.js';
 import { registerBodyBudget } from './body-budget.js';
 import type { HealthDeps } from './health-routes.js';
-import { registerHealthRoutes, sendStatus, statusBody } from './health-routes.js';
+import {
+  DEFAULT_MAX_CACHE_STALENESS_SECONDS,
+  registerHealthRoutes,
+  sendStatus,
+  statusBody,
+} from './health-routes.js';
 import type { CertificatePair, ServerLimits } from './http-server.js';
 import { BODY_LIMIT, DEFAULT_SERVER_LIMITS, limitedServerFactory } from './http-server.js';
 import { limitMetricsOf } from './limit-metrics.js';
@@ -37,6 +42,11 @@ export interface AppDeps {
   /** The serving certificate (served under the TLS policy of http-server.ts). */
   https: CertificatePair;
   limits?: ServerLimits;
+  /**
+   * /readyz answers 503 once a cache's list or watch has failed for longer than this many seconds
+   * (--max-cache-staleness); 0 never does. Default DEFAULT_MAX_CACHE_STALENESS_SECONDS.
+   */
+  maxCacheStalenessSeconds?: number;
   /**
    * Called before each admission's log line, so that the lines of one event-loop turn can reach
    * the logger's destination in one write (serve passes log-batching.ts's writeLinesTogether).
@@ -95,7 +105,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return sendStatus(reply, code, message);
   });
 
-  registerHealthRoutes(app, webhookHealth(deps.source, deps.metrics));
+  registerHealthRoutes(app, webhookHealth(deps));
 
   const beforeLogLine = deps.beforeLogLine ?? ((): void => undefined);
   const admission = (endpoint: string, decide: Decide): void => {
@@ -215,10 +225,11 @@ function registerConversion(app: FastifyInstance, deps: AppDeps): void {
 
 /** The plain-HTTP app of the metrics port: /metrics, /healthz, /readyz, under the same limits. */
 export function buildHealthApp(
-  deps: Pick<AppDeps, 'source' | 'logger' | 'metrics' | 'limits'>,
+  deps: Pick<AppDeps, 'source' | 'logger' | 'metrics' | 'limits' | 'maxCacheStalenessSeconds'> &
+    Partial<Pick<AppDeps, 'now'>>,
 ): FastifyInstance {
   const app = limitedFastify(deps.logger, deps.metrics, deps.limits ?? DEFAULT_SERVER_LIMITS);
-  registerHealthRoutes(app, webhookHealth(deps.source, deps.metrics));
+  registerHealthRoutes(app, webhookHealth(deps));
   return app;
 }
 
@@ -309,11 +320,35 @@ function limitedFastify(
   return app;
 }
 
-/** The webhook is ready once its SidecarSet cache has synced. */
-export function webhookHealth(source: SnapshotSource, metrics: WebhookMetrics): HealthDeps {
+/**
+ * The webhook is ready once its SidecarSet cache has synced, and as long as none of its caches
+ * has been failing to list or watch for longer than `maxCacheStalenessSeconds`: an API server
+ * that restarts or refuses us leaves it answering from an old state. Only readiness says so;
+ * liveness stays ok, since a restart would not bring the API server back.
+ */
+export function webhookHealth(
+  deps: Pick<AppDeps, 'source' | 'metrics' | 'maxCacheStalenessSeconds'> &
+    Partial<Pick<AppDeps, 'now'>>,
+): HealthDeps {
+  const { source } = deps;
+  const maxMs = (deps.maxCacheStalenessSeconds ?? DEFAULT_MAX_CACHE_STALENESS_SECONDS) * 1000;
+  const now = deps.now ?? ((): Date => new Date());
   return {
-    isReady: () => source.isSynced(),
-    notReady: 'the SidecarSet cache has not synced yet',
-    registry: metrics.registry,
+    notReady: () => {
+      if (!source.isSynced()) return 'the SidecarSet cache has not synced yet';
+      if (maxMs <= 0) return undefined;
+      return staleReason(source, now().getTime(), maxMs);
+    },
+    registry: deps.metrics.registry,
   };
+}
+
+function staleReason(source: SnapshotSource, nowMs: number, maxMs: number): string | undefined {
+  const stale = (source.failing?.() ?? []).filter((c) => nowMs - c.sinceMs > maxMs);
+  if (stale.length === 0) return undefined;
+  const each = stale.map(
+    (c) =>
+      `${c.name}: list/watch failing for ${Math.round((nowMs - c.sinceMs) / 1000)} s (${c.reason})`,
+  );
+  return `the SidecarSet cache is stale, over --max-cache-staleness ${maxMs / 1000} s: ${each.join('; ')}`;
 }

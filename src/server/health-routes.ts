@@ -3,18 +3,24 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 
 import type { Registry } from 'prom-client';
 
+/** A cache failing for longer than this is stale: /readyz answers 503 (docs/troubleshooting.md). */
+export const DEFAULT_MAX_CACHE_STALENESS_SECONDS = 30;
+
 export interface HealthDeps {
-  /** Ready to serve; otherwise /readyz answers 503 with `notReady`. */
-  isReady: () => boolean;
-  notReady: string;
+  /**
+   * Why the process is not ready to serve, which /readyz answers with 503; undefined when ready.
+   * /healthz (liveness) never reads it: a restart would not make a stale cache fresh.
+   */
+  notReady: () => string | undefined;
   registry: Registry;
 }
 
 export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): void {
   app.get('/healthz', () => 'ok');
-  app.get('/readyz', (_request, reply) =>
-    deps.isReady() ? reply.send('ok') : sendStatus(reply, 503, deps.notReady),
-  );
+  app.get('/readyz', (_request, reply) => {
+    const reason = deps.notReady();
+    return reason === undefined ? reply.send('ok') : sendStatus(reply, 503, reason);
+  });
   app.get('/metrics', async (_request, reply) => {
     const body = await deps.registry.metrics();
     return reply.type(deps.registry.contentType).send(body);

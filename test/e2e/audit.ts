@@ -11,6 +11,8 @@ import { parseAllDocuments } from 'yaml';
 export interface AuditEvent {
   readonly verb: string;
   readonly requestURI: string;
+  /** RFC 3339 with microseconds. */
+  readonly requestReceivedTimestamp?: string;
   readonly user: { readonly username: string };
   readonly objectRef?: {
     readonly apiGroup?: string;

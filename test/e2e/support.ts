@@ -15,6 +15,7 @@ import { freePorts, startControlPlane } from '../kube-fixture/control-plane.js';
 import { findRunc, nodeBinariesIn } from '../node-fixture/binaries.js';
 import type { KubeNode } from '../node-fixture/node.js';
 import { startNode } from '../node-fixture/node.js';
+import type { AuditEvent } from './audit.js';
 import { readAudit } from './audit.js';
 import { installManifests, webhooksInUse } from './install.js';
 import type { SidecarsetProcess } from './processes.js';
@@ -27,6 +28,11 @@ export interface ControlPlaneFixture {
   readonly node: () => KubeNode;
   /** Runs `cleanup` after the file's tests, before the control plane stops; last deferred first. */
   readonly defer: (cleanup: () => Promise<unknown>) => void;
+  /**
+   * Our requests received from `from` to `to` (Date.now() values) may be forbidden: a restarted
+   * API server answers 403 until its RBAC caches have filled (ControlPlane.restartApiServer).
+   */
+  readonly forgiveForbidden: (window: { from: number; to: number }) => void;
 }
 
 /**
@@ -40,6 +46,7 @@ export function useControlPlane(options: { node?: boolean } = {}): ControlPlaneF
   let plane: ControlPlane | undefined;
   let node: KubeNode | undefined;
   const cleanups: (() => Promise<unknown>)[] = [];
+  const forgiven: { from: number; to: number }[] = [];
   before(async () => {
     const dir = process.env['KUBE_FIXTURE_BIN'];
     if (dir === undefined) throw new Error('KUBE_FIXTURE_BIN is not set: run npm run test:e2e');
@@ -63,7 +70,7 @@ export function useControlPlane(options: { node?: boolean } = {}): ControlPlaneF
     try {
       for (const cleanup of cleanups.reverse()) await cleanup();
       await node?.stop();
-      await checkOurRequests(plane);
+      await checkOurRequests(plane, forgiven);
     } finally {
       await plane.stop();
     }
@@ -80,6 +87,9 @@ export function useControlPlane(options: { node?: boolean } = {}): ControlPlaneF
     defer: (cleanup) => {
       cleanups.push(cleanup);
     },
+    forgiveForbidden: (window) => {
+      forgiven.push(window);
+    },
   };
 }
 
@@ -87,14 +97,22 @@ export function useControlPlane(options: { node?: boolean } = {}): ControlPlaneF
  * RBAC for real: any request of ours that the API server forbade fails the file. Our requests are
  * also kept in E2E_AUDIT_DIR (set by test/e2e/run.ts) for the least-privilege check at the end.
  */
-async function checkOurRequests(plane: ControlPlane): Promise<void> {
+async function checkOurRequests(
+  plane: ControlPlane,
+  forgiven: readonly { from: number; to: number }[],
+): Promise<void> {
   const ours = await readAudit(plane.auditLog, OUR_USER);
   const auditDir = process.env['E2E_AUDIT_DIR'];
   if (auditDir !== undefined) {
     const lines = ours.map((e) => JSON.stringify(e)).join('\n');
     await writeFile(join(auditDir, `${basename(plane.dir)}.jsonl`), lines);
   }
-  const forbidden = ours.filter((e) => e.responseStatus?.code === 403);
+  const receivedAt = (e: AuditEvent): number => Date.parse(e.requestReceivedTimestamp ?? '');
+  const forbidden = ours.filter(
+    (e) =>
+      e.responseStatus?.code === 403 &&
+      !forgiven.some((w) => receivedAt(e) >= w.from && receivedAt(e) <= w.to),
+  );
   assert.deepEqual(
     forbidden.map((e) => `${e.verb} ${e.requestURI}: ${e.responseStatus?.message ?? ''}`),
     [],

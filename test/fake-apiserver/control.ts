@@ -71,6 +71,12 @@ export interface WatchHandle {
   destroy(): void;
 }
 
+/** A warm-up started by `ApiControl.warmUp`. */
+export interface WarmUp {
+  /** The server is ready: /readyz answers ok and requests are served again. */
+  end(): void;
+}
+
 interface ActiveFault {
   readonly rule: FaultRule;
   left: number;
@@ -85,6 +91,7 @@ export class ApiControl {
   private readonly openWatches = new Map<number, WatchHandle>();
   private readonly requestSignal = new Signal<RequestRecord>();
   private readonly watchSignal = new Signal<undefined>();
+  private warmingUp: { status: number } | undefined;
 
   /** Makes the next `times` requests matching `rule.match` fail with `rule.status`. */
   failNext(rule: FaultRule): Fault {
@@ -97,6 +104,31 @@ export class ApiControl {
         active.left = 0;
       },
     };
+  }
+
+  /**
+   * Acts as a restarted API server before it is ready: /readyz answers 500 and every API request
+   * `status` (default 403, what RBAC answers before its caches have filled) until end().
+   */
+  warmUp(options: { status?: number } = {}): WarmUp {
+    const current = { status: options.status ?? 403 };
+    this.warmingUp = current;
+    return {
+      end: () => {
+        if (this.warmingUp === current) this.warmingUp = undefined;
+      },
+    };
+  }
+
+  /** @internal server side: the error for an API request during a warm-up, if one runs. */
+  warmUpError(): ApiError | undefined {
+    if (this.warmingUp === undefined) return undefined;
+    return injectedFault(this.warmingUp.status, 'the server is starting (fake warm-up)');
+  }
+
+  /** @internal server side: /readyz's answer. */
+  ready(): boolean {
+    return this.warmingUp === undefined;
   }
 
   /** The request log, oldest first. Bodies are as received. */

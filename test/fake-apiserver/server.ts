@@ -46,6 +46,10 @@ export interface FakeApiServer {
   close(): Promise<void>;
 }
 
+const HEALTH_PATHS = new Set(['/readyz', '/livez', '/healthz']);
+const NOT_READY =
+  '[-]poststarthook/rbac/bootstrap-roles failed: not finished\nreadyz check failed\n';
+
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 interface Reply {
@@ -190,7 +194,20 @@ class FakeApiServerImpl {
     let status = 500;
     let injected = false;
     try {
+      if (HEALTH_PATHS.has(url.pathname) && info.method === 'GET') {
+        // As kube-apiserver: /readyz fails (500, the failed checks listed) until it is ready.
+        const ready = url.pathname !== '/readyz' || this.control.ready();
+        status = ready ? 200 : 500;
+        res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end(ready ? 'ok' : NOT_READY);
+        return;
+      }
       if (r === undefined) throw unknownPath();
+      const warming = this.control.warmUpError();
+      if (warming !== undefined) {
+        injected = true;
+        throw warming;
+      }
       const fault = this.control.takeFault(info, 'before');
       if (fault !== undefined) {
         injected = true;

@@ -113,6 +113,8 @@ function makeReflector(
     transform: small,
     logger,
     delay: delays.delay,
+    // No /readyz probes: these tests count the backoff's delays (reflector-recovery.test.ts).
+    probeIntervalMs: 0,
     handlers: {
       onAdd: (p) => {
         events.push(`add ${p.name}`);

@@ -55,6 +55,13 @@ export interface ControlPlane {
   kubectl(args: readonly string[], options?: KubectlOptions): Promise<KubectlResult>;
   /** The API server's /version gitVersion. */
   version(): Promise<string>;
+  /**
+   * Stops the API server (SIGTERM, as a rolling update of the control plane does), waits
+   * `downMs`, and starts it again with the same flags, port, certificates and etcd. Resolves once
+   * the new one's /readyz answers 200, with when (Date.now()) it stopped and when it was ready
+   * (polled every 100 ms, so at most that late).
+   */
+  restartApiServer(options?: { downMs?: number }): Promise<{ stoppedAt: number; readyAt: number }>;
   stop(): Promise<void>;
 }
 
@@ -231,6 +238,7 @@ export async function waitReady(
   child: Child,
   ready: () => Promise<boolean>,
   timeoutMs: number,
+  everyMs = 200,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const state = { exited: false };
@@ -246,7 +254,7 @@ export async function waitReady(
         `${child.name} ${exited ? 'exited' : `was not ready after ${timeoutMs} ms`}:\n${log}`,
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
 
@@ -350,40 +358,35 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
 
     const url = `https://127.0.0.1:${apiPort}`;
     const auditLog = join(dir, 'audit.log');
-    const apiserver = startChild(
-      'kube-apiserver',
-      binaries.kubeApiserver,
-      [
-        `--etcd-servers=${etcdUrl}`,
-        '--bind-address=127.0.0.1',
-        // Without it the API server looks for a default route to advertise, and a host without
-        // one refuses to start; a loopback address cannot back the `kubernetes` Service, hence
-        // no endpoint reconciler.
-        '--advertise-address=127.0.0.1',
-        '--endpoint-reconciler-type=none',
-        `--secure-port=${apiPort}`,
-        `--cert-dir=${join(dir, 'pki')}`,
-        '--service-cluster-ip-range=10.0.0.0/24',
-        '--authorization-mode=RBAC',
-        `--token-auth-file=${join(dir, 'tokens.csv')}`,
-        `--service-account-issuer=${url}`,
-        `--service-account-key-file=${join(dir, 'sa.pub')}`,
-        `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
-        '--allow-privileged=true',
-        `--audit-policy-file=${join(dir, 'audit-policy.yaml')}`,
-        `--audit-log-path=${auditLog}`,
-        '--audit-log-format=json',
-        '--audit-log-mode=blocking',
-        '--profiling=false',
-      ],
-      dir,
-    );
+    const apiserverArgs = [
+      `--etcd-servers=${etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      // Without it the API server looks for a default route to advertise, and a host without
+      // one refuses to start; a loopback address cannot back the `kubernetes` Service, hence
+      // no endpoint reconciler.
+      '--advertise-address=127.0.0.1',
+      '--endpoint-reconciler-type=none',
+      `--secure-port=${apiPort}`,
+      `--cert-dir=${join(dir, 'pki')}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--authorization-mode=RBAC',
+      `--token-auth-file=${join(dir, 'tokens.csv')}`,
+      `--service-account-issuer=${url}`,
+      `--service-account-key-file=${join(dir, 'sa.pub')}`,
+      `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+      '--allow-privileged=true',
+      `--audit-policy-file=${join(dir, 'audit-policy.yaml')}`,
+      `--audit-log-path=${auditLog}`,
+      '--audit-log-format=json',
+      '--audit-log-mode=blocking',
+      '--profiling=false',
+    ];
+    const apiserverReady = async (): Promise<boolean> =>
+      (await probe(`${url}/readyz`, adminToken)).status === 200;
+    let apiserver = startChild('kube-apiserver', binaries.kubeApiserver, apiserverArgs, dir);
     children.push(apiserver);
-    await waitReady(
-      apiserver,
-      async () => (await probe(`${url}/readyz`, adminToken)).status === 200,
-      timeoutMs,
-    );
+    await waitReady(apiserver, apiserverReady, timeoutMs);
+    let restarts = 0;
     // The serving certificate the API server made for itself, followed by its CA.
     const caPem = await readFile(join(dir, 'pki', 'apiserver.crt'), 'utf8');
     const adminKubeconfig = join(dir, 'admin.kubeconfig');
@@ -431,6 +434,23 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       async version() {
         const text = (await probe(`${url}/version`, adminToken)).text;
         return (JSON.parse(text) as { gitVersion: string }).gitVersion;
+      },
+      async restartApiServer(restartOptions = {}) {
+        await stopChild(apiserver, 5000);
+        const stoppedAt = Date.now();
+        await new Promise((resolve) => setTimeout(resolve, restartOptions.downMs ?? 0));
+        restarts++;
+        // Same flags: the certificates it made in --cert-dir are reused, the audit log appended.
+        const next = startChild(
+          `kube-apiserver-${restarts}`,
+          binaries.kubeApiserver,
+          apiserverArgs,
+          dir,
+        );
+        children[children.indexOf(apiserver)] = next;
+        apiserver = next;
+        await waitReady(apiserver, apiserverReady, timeoutMs, 100);
+        return { stoppedAt, readyAt: Date.now() };
       },
       stop: stopAll,
     };

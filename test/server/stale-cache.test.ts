@@ -1,0 +1,110 @@
+/**
+ * /readyz and stale caches (issue 23): a cache whose list or watch has failed for longer than
+ * --max-cache-staleness makes /readyz answer 503 with the reason, while /healthz stays ok; the
+ * cluster source reports its failing caches while the API server warms up after a restart.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { pino } from 'pino';
+
+import type { FailingCache, SnapshotSource } from '../../src/cache/snapshot.js';
+import { makeSnapshot } from '../../src/cache/snapshot.js';
+import { createClusterSource } from '../../src/k8s/cluster-source.js';
+import { buildHealthApp } from '../../src/server/app.js';
+import { createMetrics } from '../../src/server/metrics.js';
+import { withServer } from '../fake-apiserver/harness.js';
+import { eventually } from '../support/eventually.js';
+
+function fakeSource(failing: FailingCache[], synced = true): SnapshotSource {
+  return {
+    read: () => makeSnapshot([], new Map(), 0),
+    isSynced: () => synced,
+    failing: () => failing,
+    start: () => Promise.resolve(),
+    stop: () => Promise.resolve(),
+  };
+}
+
+async function probes(
+  source: SnapshotSource,
+  nowMs: number,
+  maxCacheStalenessSeconds?: number,
+): Promise<{ readyz: number; reason: string; healthz: number }> {
+  const app = buildHealthApp({
+    source,
+    logger: pino({ level: 'silent' }),
+    metrics: createMetrics(() => source),
+    now: () => new Date(nowMs),
+    ...(maxCacheStalenessSeconds === undefined ? {} : { maxCacheStalenessSeconds }),
+  });
+  try {
+    const readyz = await app.inject({ method: 'GET', url: '/readyz' });
+    const healthz = await app.inject({ method: 'GET', url: '/healthz' });
+    const body = readyz.statusCode === 200 ? {} : readyz.json<{ message?: string }>();
+    return { readyz: readyz.statusCode, reason: body.message ?? '', healthz: healthz.statusCode };
+  } finally {
+    await app.close();
+  }
+}
+
+describe('/readyz and stale caches', () => {
+  const failing: FailingCache[] = [
+    { name: 'SidecarSets', sinceMs: 100_000, reason: 'Forbidden (HTTP 403)' },
+    { name: 'Namespaces', sinceMs: 125_000, reason: 'connect ECONNREFUSED' },
+  ];
+
+  it('stays ready while the caches have failed for no longer than the bound (30 s)', async () => {
+    assert.deepEqual(await probes(fakeSource(failing), 130_000), {
+      readyz: 200,
+      reason: '',
+      healthz: 200,
+    });
+  });
+
+  it('answers 503 naming each cache failing beyond the bound, liveness still ok', async () => {
+    const got = await probes(fakeSource(failing), 142_000);
+    assert.equal(got.readyz, 503);
+    assert.equal(got.healthz, 200);
+    assert.equal(
+      got.reason,
+      'the SidecarSet cache is stale, over --max-cache-staleness 30 s: ' +
+        'SidecarSets: list/watch failing for 42 s (Forbidden (HTTP 403))',
+    );
+  });
+
+  it('takes its bound from --max-cache-staleness, and 0 turns the check off', async () => {
+    const tight = await probes(fakeSource(failing), 142_000, 10);
+    assert.equal(tight.readyz, 503);
+    assert.match(tight.reason, /over --max-cache-staleness 10 s: SidecarSets: .*; Namespaces: /);
+    assert.equal((await probes(fakeSource(failing), 10_000_000, 0)).readyz, 200);
+  });
+
+  it('still says first that the caches have not synced', async () => {
+    const got = await probes(fakeSource(failing, false), 142_000);
+    assert.equal(got.reason, 'the SidecarSet cache has not synced yet');
+  });
+
+  it('the cluster source reports its caches failing while the API server warms up', async () => {
+    await withServer(async (server) => {
+      const source = createClusterSource({
+        kubeConfig: server.kubeConfig(),
+        logger: pino({ level: 'silent' }),
+      });
+      try {
+        await source.start();
+        await server.control.waitForWatches((open) => open.length === 3);
+        assert.deepEqual(source.failing?.(), []);
+        const warmUp = server.control.warmUp();
+        server.control.closeWatches(() => true, { abrupt: true });
+        const names = (): string[] => (source.failing?.() ?? []).map((c) => c.name).sort();
+        const all = ['ControllerRevisions', 'Namespaces', 'SidecarSets'];
+        await eventually(() => names().join() === all.join(), 'every cache failing', 10_000);
+        warmUp.end();
+        await eventually(() => names().length === 0, 'the caches current again', 10_000);
+      } finally {
+        await source.stop();
+      }
+    });
+  });
+});
