@@ -1,12 +1,12 @@
 /** charts/sidecarset with a real helm: lint, the values schema, and what the values change. */
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { before, describe, it } from 'node:test';
 
 import type { KubeObject, Tools } from './tools.js';
-import { CHART, chartTools, helmTemplate, parseObjects, run } from './tools.js';
+import { CHART, MANIFESTS, chartTools, helmTemplate, parseObjects, run } from './tools.js';
 
 const tools = await chartTools();
 const skip = 'skip' in tools ? tools.skip : false;
@@ -17,6 +17,10 @@ interface Webhook {
   timeoutSeconds: number;
   clientConfig: { url?: string; service?: unknown; caBundle?: string };
   namespaceSelector?: { matchExpressions: { key: string; values?: string[] }[] };
+}
+
+interface RuleSpec {
+  groups: { rules: { annotations?: Record<string, string> }[] }[];
 }
 
 const webhooks = (objects: readonly KubeObject[]): Webhook[] =>
@@ -242,6 +246,69 @@ describe('charts/sidecarset', { skip }, () => {
       ).map((o) => o.kind);
       for (const kind of ['CustomResourceDefinition', 'PrometheusRule', 'ConfigMap'])
         assert.ok(kinds.includes(kind), kind);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('puts every runbook_url under runbookBaseUrl (chart) or a replacement (kustomize)', async () => {
+    const base = 'https://docs.example.com/sidecarset/monitoring.md';
+    const urls = (objects: KubeObject[]): string[] =>
+      objects
+        .filter((o) => o.kind === 'PrometheusRule')
+        .flatMap((o) => (o['spec'] as RuleSpec).groups.flatMap((g) => g.rules))
+        .map((r) => r.annotations?.['runbook_url'] ?? '');
+    const fromChart = urls(
+      helmTemplate(t, [
+        'monitoring.prometheusRule.enabled=true',
+        `monitoring.prometheusRule.runbookBaseUrl=${base}`,
+      ]),
+    );
+    assert.ok(fromChart.length >= 10);
+    for (const url of fromChart)
+      assert.match(
+        url,
+        /^https:\/\/docs\.example\.com\/sidecarset\/monitoring\.md#sidecarset[a-z]+$/,
+      );
+    // docs/monitoring.md's overlay.
+    const dir = await mkdtemp(join(tmpdir(), 'runbook-overlay-'));
+    try {
+      await writeFile(
+        join(dir, 'kustomization.yaml'),
+        [
+          'resources:',
+          `  - ${relative(dir, MANIFESTS)}`,
+          '  - runbook-base.yaml',
+          'components:',
+          `  - ${relative(dir, join(MANIFESTS, 'monitoring'))}`,
+          'replacements:',
+          '  - source: { kind: ConfigMap, name: sidecarset-runbooks, fieldPath: data.baseUrl }',
+          '    targets:',
+          '      - select: { kind: PrometheusRule, name: sidecarset }',
+          "        fieldPaths: ['spec.groups.*.rules.*.annotations.runbook_url']",
+          "        options: { delimiter: '#', index: 0 }",
+          '',
+        ].join('\n'),
+      );
+      await writeFile(
+        join(dir, 'runbook-base.yaml'),
+        [
+          'apiVersion: v1',
+          'kind: ConfigMap',
+          'metadata:',
+          '  name: sidecarset-runbooks',
+          '  annotations:',
+          "    config.kubernetes.io/local-config: 'true'",
+          'data:',
+          `  baseUrl: ${base}`,
+          '',
+        ].join('\n'),
+      );
+      const r = run(t.kubectl, ['kustomize', dir]);
+      assert.equal(r.status, 0, r.stderr);
+      const objects = parseObjects(r.stdout);
+      assert.ok(!objects.some((o) => o.metadata.name === 'sidecarset-runbooks'));
+      assert.deepEqual(urls(objects), fromChart);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
