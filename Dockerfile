@@ -3,7 +3,10 @@
 #   docker build -t sidecarset:0.1.0 .
 # manifests/ runs it with a mounted serving certificate (SIDECARSET_CERT / SIDECARSET_KEY).
 
-ARG NODE_IMAGE=node:24-bookworm-slim
+# Pinned by digest (the multi-arch index of node:24-bookworm-slim), so that a rebuild gets the same
+# base until the digest is bumped on purpose: `docker buildx imagetools inspect node:24-bookworm-slim`
+# prints the current one (or let Renovate/Dependabot bump it). Override with --build-arg NODE_IMAGE=.
+ARG NODE_IMAGE=node:24-bookworm-slim@sha256:a9f5f7c91a432850b2a8a7797adf5eadb6c733ceed61167806cee7ea7fbc29df
 
 # ---- build: all dependencies, compile TypeScript to dist/ ----
 FROM ${NODE_IMAGE} AS build
@@ -15,17 +18,41 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
 
-# ---- runtime: production dependencies only ----
-# Node 24 LTS on Debian bookworm slim rather than distroless nodejs24: the image has `node` on PATH
-# (the entrypoint below), a shell and coreutils for `kubectl exec` debugging and a preStop `sleep`,
-# and the same Debian base as the build stage, so native modules (none today) would match. The
-# price is a larger image with more packages for scanners to report.
-FROM ${NODE_IMAGE} AS runtime
-ENV NODE_ENV=production
+# ---- deps: production dependencies only, installed with npm here so the runtime has no npm ----
+FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 # No devDependencies (typescript, tsx, eslint, ...) and no lifecycle scripts (prepare needs tsc).
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+# ---- runtime ----
+# Node 24 LTS on Debian bookworm slim rather than distroless nodejs24: the image has `node` on PATH
+# (the entrypoint below), a shell and coreutils for `kubectl exec` debugging and a preStop `sleep`,
+# and the same Debian base as the build stage, so native modules (none today) would match. The
+# package managers the Node image ships (npm, npx, corepack, yarn) are removed: the webhook never
+# runs them, and they are most of what scanners report against the image.
+FROM ${NODE_IMAGE} AS runtime
+# Build with: --build-arg VERSION=$(node -p "require('./package.json').version")
+#   --build-arg REVISION=$(git rev-parse HEAD) --build-arg CREATED=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+ARG CREATED=unknown
+ARG NODE_IMAGE
+LABEL org.opencontainers.image.title="sidecarset" \
+      org.opencontainers.image.description="SidecarSet (apps.kruise.io) sidecar injection webhook and in-place upgrade controller" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.documentation="docs/deploy.md" \
+      org.opencontainers.image.base.name="${NODE_IMAGE}"
+RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
+      /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \
+      /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-*
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json ./
+COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
 # Nothing is written at run time, so the root filesystem can be read-only: the serving certificate

@@ -23,7 +23,7 @@ export async function runController(options: ControllerCommandOptions, io: Io): 
   const registry = new Registry();
   registerProcessMetrics(registry);
   const controller = launchController(
-    clusterKubeConfig(options.kubeconfig),
+    clusterKubeConfig(options.kubeconfig, registry),
     options,
     logger,
     registry,

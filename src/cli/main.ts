@@ -225,6 +225,10 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
         'where the webhook Deployment and the Lease are',
         INSTALLATION.namespace,
       )
+      .option(
+        '--pre',
+        'before migrating from OpenKruise: report what will not carry over (its webhooks, pinned revisions, namespace with namespaceSelector, ...)',
+      )
       .addOption(outputOption()),
   ).action(async (opts: CheckOptions) => {
     const { runCheck } = await import('./check.js');

@@ -18,7 +18,9 @@ import { createCertificateManager } from '../k8s/certificates.js';
 import type { WebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
 import { createClusterSource } from '../k8s/cluster-source.js';
 import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
+import { observeApiRequests } from '../k8s/api-metrics.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
+import { createClientMetrics } from '../server/client-metrics.js';
 import { createControllerMetrics } from '../server/controller-metrics.js';
 import { buildApp, buildHealthApp } from '../server/app.js';
 import { writeLinesTogether } from '../server/log-batching.js';
@@ -125,7 +127,9 @@ async function startAll(
   // The cache-size gauge reads the source lazily, at scrape time.
   const metrics = createMetrics(() => source);
   const kubeConfig =
-    options.sidecarsets === undefined ? clusterKubeConfig(options.kubeconfig) : undefined;
+    options.sidecarsets === undefined
+      ? clusterKubeConfig(options.kubeconfig, metrics.registry)
+      : undefined;
   const source = createSource(options, kubeConfig, logger, metrics);
   stops.push({ what: 'SidecarSet cache', stop: () => source.stop() });
   const controller = startControllerIfWanted(options, kubeConfig, logger, metrics.registry);
@@ -232,9 +236,15 @@ function createSource(
   });
 }
 
-/** The cluster's KubeConfig, its API requests sharing keep-alive connections. */
-export function clusterKubeConfig(file: string | undefined): KubeConfig {
-  return shareKeepAliveAgent(loadKubeConfig(file));
+/**
+ * The cluster's KubeConfig, its API requests sharing keep-alive connections and counted in
+ * `registry` (rest_client_*).
+ */
+export function clusterKubeConfig(file: string | undefined, registry: Registry): KubeConfig {
+  return observeApiRequests(
+    shareKeepAliveAgent(loadKubeConfig(file)),
+    createClientMetrics(registry),
+  );
 }
 
 /** The upgrade controller beside the webhook: on by default in cluster mode, off in files mode. */

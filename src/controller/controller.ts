@@ -35,6 +35,7 @@ import { createScopeWriter } from '../k8s/webhook-scope-writer.js';
 import { createUpgradeExpectations } from './expectations.js';
 import { createPodIndex } from './pod-index.js';
 import type { WorkQueue } from './queue.js';
+import type { QueueMetrics } from './queue.js';
 import { createWorkQueue } from './queue.js';
 import { createTokenBucket } from './rate-limiter.js';
 import type { ControllerView, ReconcileDeps, RoundObserver } from './reconcile.js';
@@ -90,6 +91,8 @@ export interface ControllerOptions {
   onMissedPods?: (counts: ReadonlyMap<string, number>) => void;
   /** Keep the pod webhook's scope (docs/adr/0012-scoped-pod-webhook.md); not in a dry run. */
   podWebhookScope?: PodWebhookScopeConfig;
+  /** The work queue's metrics (depth, adds, retries, work duration). */
+  queueMetrics?: QueueMetrics;
 }
 
 export interface PodWebhookScopeConfig {
@@ -287,6 +290,7 @@ export function createController(options: ControllerOptions): Controller {
       logger: log,
       resyncMs: options.resyncMs ?? 5 * 60_000,
       keys: () => sidecarSets.list().map((ss) => ss.metadata.name ?? ''),
+      ...(options.queueMetrics === undefined ? {} : { metrics: options.queueMetrics }),
       process: async (key, queueSignal) => {
         // A process frozen past its renew deadline (SIGSTOP, a long pause) may run this before the
         // election's deadline timer: isLeader() reads the clock and steps down first, so the

@@ -54,6 +54,21 @@ export type ProcessFn = (
   // eslint-disable-next-line @typescript-eslint/no-invalid-void-type
 ) => Promise<ProcessResult | void>;
 
+/**
+ * What the queue reports for metrics (client-go's workqueue metrics: depth, adds, retries, work
+ * duration; src/server/controller-metrics.ts names them).
+ */
+export interface QueueMetrics {
+  /** Keys waiting for a worker, after every change. */
+  depth: (keys: number) => void;
+  /** A key queued that was not queued yet. */
+  added: () => void;
+  /** A failed key queued again after its backoff. */
+  retried: () => void;
+  /** A run of `process` ended, after this long. */
+  processed: (seconds: number) => void;
+}
+
 export interface WorkQueueOptions {
   /** Called with one key at a time per key; throwing retries the key with backoff. */
   process: ProcessFn;
@@ -65,6 +80,9 @@ export interface WorkQueueOptions {
   /** Every `resyncMs` after `start()`, add every key that `keys()` returns. */
   resyncMs?: number;
   keys?: () => Iterable<string>;
+  metrics?: QueueMetrics;
+  /** Seconds on a monotonic clock, for `metrics.processed` (default performance.now). */
+  clock?: () => number;
 }
 
 export interface ShutdownOptions {
@@ -100,7 +118,8 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   const workers = options.workers ?? 2;
   const backoff = options.backoff ?? DEFAULT_QUEUE_BACKOFF;
   const timers = options.timers ?? realTimers;
-  const { logger, resyncMs, keys } = options;
+  const { logger, resyncMs, keys, metrics } = options;
+  const clock = options.clock ?? ((): number => performance.now() / 1000);
   checkOptions(workers, backoff, resyncMs, keys);
 
   const queue: string[] = [];
@@ -122,6 +141,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
     if (dirty.has(key)) return;
     dirty.add(key);
     // An in-flight key is queued again by `finish`.
+    metrics?.added();
     if (processing.has(key)) return;
     queue.push(key);
     pump();
@@ -164,6 +184,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   }
 
   function addRateLimited(key: string): void {
+    metrics?.retried();
     addAfter(key, nextBackoff(key));
   }
 
@@ -179,10 +200,12 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
       processing.add(key);
       void run(key);
     }
+    metrics?.depth(queue.length);
     checkIdle();
   }
 
   async function run(key: string): Promise<void> {
+    const started = clock();
     try {
       // Start the reconcile on a fresh microtask so that pump() never recurses through it.
       await Promise.resolve();
@@ -197,9 +220,11 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
         const retryInMs = nextBackoff(key);
         const attempt = failureCounts.get(key) ?? 0;
         logger?.warn({ key, attempt, retryInMs, err }, 'reconcile failed; retrying');
+        metrics?.retried();
         addAfter(key, retryInMs);
       }
     } finally {
+      metrics?.processed(clock() - started);
       finish(key);
     }
   }
@@ -247,6 +272,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
     for (const { handle } of delayed.values()) timers.clearTimeout(handle);
     delayed.clear();
     queue.length = 0;
+    metrics?.depth(0);
     dirty.clear();
     stopped = new Promise<void>((resolve) => {
       resolveStopped = resolve;

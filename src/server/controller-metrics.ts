@@ -13,8 +13,14 @@ import type { ControllerOptions } from '../controller/controller.js';
 
 /** The controller's hooks that feed the metrics: spread them into createController's options. */
 export type ControllerMetricHooks = Required<
-  Pick<ControllerOptions, 'onReconcile' | 'observer' | 'onMissedPods' | 'onLeading'>
+  Pick<
+    ControllerOptions,
+    'onReconcile' | 'observer' | 'onMissedPods' | 'onLeading' | 'queueMetrics'
+  >
 >;
+
+/** client-go's workqueue metric names and labels, for the one queue: name="sidecarset". */
+const QUEUE = { name: 'sidecarset' } as const;
 
 const STATES = [
   ['matched', 'matchedPods'],
@@ -95,7 +101,46 @@ export function createControllerMetrics(
     labelNames: ['sidecarset'] as const,
     registers: [registry],
   });
+  const depth = new Gauge({
+    name: 'workqueue_depth',
+    help: 'Keys waiting in the work queue for a worker',
+    labelNames: ['name'] as const,
+    registers: [registry],
+  });
+  const adds = new Counter({
+    name: 'workqueue_adds_total',
+    help: 'Keys added to the work queue',
+    labelNames: ['name'] as const,
+    registers: [registry],
+  });
+  const retries = new Counter({
+    name: 'workqueue_retries_total',
+    help: 'Keys queued again after a failure, with backoff',
+    labelNames: ['name'] as const,
+    registers: [registry],
+  });
+  const work = new Histogram({
+    name: 'workqueue_work_duration_seconds',
+    help: 'How long processing a key from the work queue took',
+    labelNames: ['name'] as const,
+    buckets: [0.001, 0.01, 0.1, 1, 10, 60],
+    registers: [registry],
+  });
   return {
+    queueMetrics: {
+      depth(keys) {
+        depth.set(QUEUE, keys);
+      },
+      added() {
+        adds.inc(QUEUE);
+      },
+      retried() {
+        retries.inc(QUEUE);
+      },
+      processed(seconds) {
+        work.observe(QUEUE, seconds);
+      },
+    },
     onReconcile(result, seconds) {
       reconciles.inc({ result });
       reconcileSeconds.observe({ result }, seconds);

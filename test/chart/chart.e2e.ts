@@ -1,9 +1,12 @@
 /** charts/sidecarset with a real helm: lint, the values schema, and what the values change. */
 import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { before, describe, it } from 'node:test';
 
 import type { KubeObject, Tools } from './tools.js';
-import { CHART, chartTools, helmTemplate, run } from './tools.js';
+import { CHART, MANIFESTS, chartTools, helmTemplate, parseObjects, run } from './tools.js';
 
 const tools = await chartTools();
 const skip = 'skip' in tools ? tools.skip : false;
@@ -14,6 +17,10 @@ interface Webhook {
   timeoutSeconds: number;
   clientConfig: { url?: string; service?: unknown; caBundle?: string };
   namespaceSelector?: { matchExpressions: { key: string; values?: string[] }[] };
+}
+
+interface RuleSpec {
+  groups: { rules: { annotations?: Record<string, string> }[] }[];
 }
 
 const webhooks = (objects: readonly KubeObject[]): Webhook[] =>
@@ -48,6 +55,7 @@ describe('charts/sidecarset', { skip }, () => {
     ['monitoring.podMonitor.enabled=true,monitoring.dashboard.enabled=true'],
     ['certificates.source=secret,webhook.url=https://127.0.0.1:9443,certificates.caBundle=Y2E='],
     ['webhook.url=https://127.0.0.1:9443,certificates.selfManaged.ipAddresses={127.0.0.1,::1}'],
+    ['replicas=1,crds.keep=false,tests.enabled=false'],
   ]) {
     it(`passes helm lint --strict with ${set.join(' ') || 'the default values'}`, () => {
       const r = run(t.helm, ['lint', '--strict', CHART, ...set.flatMap((s) => ['--set', s])]);
@@ -167,6 +175,143 @@ describe('charts/sidecarset', { skip }, () => {
       withIps.find((e) => e.name === 'SIDECARSET_CERT_IP_ADDRESSES'),
       { name: 'SIDECARSET_CERT_IP_ADDRESSES', value: '127.0.0.1,::1' },
     );
+  });
+
+  it('keeps the CRD on helm uninstall unless crds.keep=false', () => {
+    const crd = (set: string[]): KubeObject | undefined =>
+      helmTemplate(t, set).find((o) => o.kind === 'CustomResourceDefinition');
+    assert.deepEqual(crd([])?.metadata.annotations, { 'helm.sh/resource-policy': 'keep' });
+    assert.equal(crd(['crds.keep=false'])?.metadata.annotations, undefined);
+    assert.deepEqual(crd(['certificates.source=certManager'])?.metadata.annotations, {
+      'cert-manager.io/inject-ca-from': 'sidecarset-system/sidecarset-webhook-tls',
+      'helm.sh/resource-policy': 'keep',
+    });
+    assert.equal(crd(['crds.managed=false']), undefined);
+  });
+
+  it('has a disruption budget that lets a drain evict the only replica', () => {
+    for (const replicas of ['1', '2', '3']) {
+      const pdb = helmTemplate(t, [`replicas=${replicas}`]).find(
+        (o) => o.kind === 'PodDisruptionBudget',
+      );
+      assert.deepEqual((pdb?.['spec'] as { maxUnavailable?: number }).maxUnavailable, 1);
+      assert.ok(!('minAvailable' in (pdb?.['spec'] as object)), replicas);
+    }
+  });
+
+  it('runs sidecarset check as a helm test, with read-only RBAC removed afterwards', () => {
+    const hooks = helmTemplate(t, ['installation.namespace=platform']).filter(
+      (o) => o.metadata.annotations?.['helm.sh/hook'] === 'test',
+    );
+    assert.deepEqual(hooks.map((o) => o.kind).sort(), [
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Pod',
+      'Role',
+      'RoleBinding',
+      'ServiceAccount',
+    ]);
+    const pod = hooks.find((o) => o.kind === 'Pod');
+    const spec = pod?.['spec'] as {
+      serviceAccountName: string;
+      containers: { image: string; command: string[]; args: string[] }[];
+    };
+    assert.equal(spec.serviceAccountName, 'sidecarset-test');
+    assert.deepEqual(
+      spec.containers.map((c) => [c.image, ...c.command, ...c.args]),
+      [['sidecarset:0.1.0', 'node', '/app/bin/sidecarset.js', 'check', '--namespace', 'platform']],
+    );
+    for (const o of hooks.filter((h) => h.kind !== 'Pod'))
+      assert.match(o.metadata.annotations?.['helm.sh/hook-delete-policy'] ?? '', /hook-succeeded/);
+    const verbs = hooks
+      .flatMap((o) => (o['rules'] as { verbs: string[] }[] | undefined) ?? [])
+      .flatMap((r) => r.verbs);
+    assert.ok(verbs.length > 0);
+    for (const verb of verbs) assert.ok(['get', 'list'].includes(verb), verb);
+    assert.ok(
+      !helmTemplate(t, ['tests.enabled=false']).some((o) => o.metadata.name === 'sidecarset-test'),
+    );
+  });
+
+  it('packages with helm package, the linked CRD, rules and dashboard inside', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'chart-package-'));
+    try {
+      const r = run(t.helm, ['package', CHART, '--destination', dir]);
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(await readdir(dir), ['sidecarset-0.1.0.tgz']);
+      const args = ['template', 'x', join(dir, 'sidecarset-0.1.0.tgz')];
+      const on = ['monitoring.prometheusRule.enabled=true', 'monitoring.dashboard.enabled=true'];
+      const kinds = parseObjects(
+        run(t.helm, [...args, ...on.flatMap((s) => ['--set', s])]).stdout,
+      ).map((o) => o.kind);
+      for (const kind of ['CustomResourceDefinition', 'PrometheusRule', 'ConfigMap'])
+        assert.ok(kinds.includes(kind), kind);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('puts every runbook_url under runbookBaseUrl (chart) or a replacement (kustomize)', async () => {
+    const base = 'https://docs.example.com/sidecarset/monitoring.md';
+    const urls = (objects: KubeObject[]): string[] =>
+      objects
+        .filter((o) => o.kind === 'PrometheusRule')
+        .flatMap((o) => (o['spec'] as RuleSpec).groups.flatMap((g) => g.rules))
+        .map((r) => r.annotations?.['runbook_url'] ?? '');
+    const fromChart = urls(
+      helmTemplate(t, [
+        'monitoring.prometheusRule.enabled=true',
+        `monitoring.prometheusRule.runbookBaseUrl=${base}`,
+      ]),
+    );
+    assert.ok(fromChart.length >= 10);
+    for (const url of fromChart)
+      assert.match(
+        url,
+        /^https:\/\/docs\.example\.com\/sidecarset\/monitoring\.md#sidecarset[a-z]+$/,
+      );
+    // docs/monitoring.md's overlay.
+    const dir = await mkdtemp(join(tmpdir(), 'runbook-overlay-'));
+    try {
+      await writeFile(
+        join(dir, 'kustomization.yaml'),
+        [
+          'resources:',
+          `  - ${relative(dir, MANIFESTS)}`,
+          '  - runbook-base.yaml',
+          'components:',
+          `  - ${relative(dir, join(MANIFESTS, 'monitoring'))}`,
+          'replacements:',
+          '  - source: { kind: ConfigMap, name: sidecarset-runbooks, fieldPath: data.baseUrl }',
+          '    targets:',
+          '      - select: { kind: PrometheusRule, name: sidecarset }',
+          "        fieldPaths: ['spec.groups.*.rules.*.annotations.runbook_url']",
+          "        options: { delimiter: '#', index: 0 }",
+          '',
+        ].join('\n'),
+      );
+      await writeFile(
+        join(dir, 'runbook-base.yaml'),
+        [
+          'apiVersion: v1',
+          'kind: ConfigMap',
+          'metadata:',
+          '  name: sidecarset-runbooks',
+          '  annotations:',
+          "    config.kubernetes.io/local-config: 'true'",
+          'data:',
+          `  baseUrl: ${base}`,
+          '',
+        ].join('\n'),
+      );
+      const r = run(t.kubectl, ['kustomize', dir]);
+      assert.equal(r.status, 0, r.stderr);
+      const objects = parseObjects(r.stdout);
+      assert.ok(!objects.some((o) => o.metadata.name === 'sidecarset-runbooks'));
+      assert.deepEqual(urls(objects), fromChart);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('tags the image with the appVersion unless image.tag says otherwise', () => {

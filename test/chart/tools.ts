@@ -19,7 +19,12 @@ export const MANIFESTS = new URL('../../manifests/', import.meta.url).pathname;
 export interface KubeObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   [field: string]: unknown;
 }
 

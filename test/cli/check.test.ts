@@ -168,3 +168,65 @@ describe('sidecarset check', () => {
     });
   });
 });
+
+describe('sidecarset check --pre', () => {
+  it("reports OpenKruise's webhooks, its manager's settings and SidecarSets that will not carry over", async () => {
+    const api = await startFakeApiServer({
+      resources: INSTALLATION_RESOURCES,
+      namespaces: ['default', 'kruise-system'],
+    });
+    try {
+      api.store.create(MUTATING, '', {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'MutatingWebhookConfiguration',
+        metadata: { name: 'kruise-mutating-webhook-configuration' },
+        webhooks: [],
+      });
+      api.store.create(SIDECARSETS, '', {
+        apiVersion: 'apps.kruise.io/v1beta1',
+        kind: 'SidecarSet',
+        metadata: { name: 'logs' },
+        spec: {
+          namespace: 'web',
+          namespaceSelector: { matchLabels: { team: 'web' } },
+          containers: [{ name: 'log', image: 'log:1' }],
+        },
+      });
+      const manager = deployment(1, 1);
+      const metadata = manager['metadata'] as JsonObject;
+      metadata['name'] = 'kruise-controller-manager';
+      metadata['namespace'] = 'kruise-system';
+      const spec = manager['spec'] as { template: { spec: { containers: JsonObject[] } } };
+      spec.template.spec.containers = [
+        { name: 'manager', image: 'kruise:1.8', args: ['--feature-gates=PodWebhook=true'] },
+      ];
+      api.store.create(DEPLOYMENTS, 'kruise-system', manager);
+      const dir = await mkdtemp(join(tmpdir(), 'check-pre-'));
+      const kubeconfig = join(dir, 'kubeconfig');
+      await writeFile(kubeconfig, api.kubeConfig().exportConfig());
+      const run = await runClusterCli(kubeconfig, ['check', '--pre'], NOW);
+      assert.equal(run.code, 1, run.stderr + run.stdout);
+      const lines = run.stdout.split('\n');
+      for (const expected of [
+        "✗ OpenKruise's webhooks: still installed: MutatingWebhookConfiguration kruise-mutating-webhook-configuration; two webhooks would inject the same sidecars",
+        '✓ pinned revisions: no SidecarSet pins an injection revision',
+        'migration from OpenKruise NOT OK: 2 checks failed, 1 warning',
+      ])
+        assert.ok(lines.includes(expected), `missing: ${expected}\n${run.stdout}`);
+      assert.ok(
+        lines.some((l) => l.startsWith('✗ namespace and namespaceSelector: set together in logs')),
+        run.stdout,
+      );
+      assert.ok(
+        lines.some((l) =>
+          l.startsWith(
+            "! OpenKruise manager's settings: will not carry over: --feature-gates=PodWebhook=true",
+          ),
+        ),
+        run.stdout,
+      );
+    } finally {
+      await api.close();
+    }
+  });
+});

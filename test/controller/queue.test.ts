@@ -559,3 +559,54 @@ describe('work queue: shutdown and resync', () => {
     assert.throws(() => createWorkQueue({ process, resyncMs: 10 }), TypeError);
   });
 });
+
+describe('work queue: metrics', () => {
+  it('reports depth, adds, retries and work duration as client-go counts them', async () => {
+    const clock = createFakeClock();
+    const g = gated();
+    const depths: number[] = [];
+    const counts = { added: 0, retried: 0 };
+    const processed: number[] = [];
+    const q = queueWith(clock, {
+      process: g.process,
+      workers: 1,
+      clock: () => clock.now() / 1000,
+      metrics: {
+        depth: (n) => void depths.push(n),
+        added: () => {
+          counts.added++;
+        },
+        retried: () => {
+          counts.retried++;
+        },
+        processed: (s) => void processed.push(s),
+      },
+    });
+    q.add('a');
+    q.add('b');
+    q.add('a'); // already queued: not an add
+    assert.deepEqual(counts, { added: 2, retried: 0 });
+    q.start();
+    await settle();
+    assert.equal(depths.at(-1), 1); // a in flight, b waiting
+    await clock.advance(1500);
+    g.fail('a');
+    await settle();
+    assert.deepEqual(processed, [1.5]);
+    assert.equal(counts.retried, 1);
+    g.release('b');
+    await settle();
+    assert.equal(depths.at(-1), 0);
+    await clock.runAll();
+    await settle();
+    g.release('a');
+    await q.idle();
+    // The retry is an add again, after its backoff.
+    assert.deepEqual(counts, { added: 3, retried: 1 });
+    assert.equal(processed.length, 3);
+    q.addRateLimited('c');
+    assert.equal(counts.retried, 2);
+    await q.shutdown({ drain: true });
+    assert.equal(depths.at(-1), 0);
+  });
+});

@@ -40,15 +40,42 @@ function args(stage: Stage, op: string): string[] {
 
 describe('Dockerfile', () => {
   const all = stages(text);
-  const [build, runtime] = all;
-  assert.ok(build && runtime);
+  const [build, deps, runtime] = all;
+  assert.ok(build && deps && runtime);
   const nodeImage = /^ARG NODE_IMAGE=(\S+)$/m.exec(text)?.[1] ?? '';
 
-  it('is multi-stage on Node 24', () => {
-    assert.equal(all.length, 2);
-    assert.match(nodeImage, /^node:24[-.]/);
-    assert.equal(build.from, '${NODE_IMAGE}');
-    assert.equal(runtime.from, '${NODE_IMAGE}');
+  it('is multi-stage on Node 24, its base pinned by digest', () => {
+    assert.equal(all.length, 3);
+    assert.match(nodeImage, /^node:24[-.][^@]*@sha256:[0-9a-f]{64}$/);
+    for (const stage of all) assert.equal(stage.from, '${NODE_IMAGE}');
+  });
+
+  it('has no package manager in the runtime image', () => {
+    const runs = args(runtime, 'RUN').join(' ');
+    assert.doesNotMatch(runs, /\b(npm|npx|yarn|corepack) (ci|install|i|run|exec)\b/);
+    for (const path of [
+      '/usr/local/lib/node_modules/npm',
+      '/usr/local/lib/node_modules/corepack',
+      '/usr/local/bin/npm',
+      '/usr/local/bin/npx',
+      '/usr/local/bin/corepack',
+    ])
+      assert.match(runs, new RegExp(`^rm -rf .*${path}(\\s|$)`), path);
+  });
+
+  it('carries the OCI labels, the version matching package.json', () => {
+    const label = /(org\.opencontainers\.image\.[a-z.]+)="([^"]*)"/g;
+    const labels = new Map(
+      [...args(runtime, 'LABEL').join(' ').matchAll(label)].map((m) => [m[1] ?? '', m[2] ?? '']),
+    );
+    for (const key of ['title', 'description', 'version', 'revision', 'created', 'licenses'])
+      assert.ok(labels.has(`org.opencontainers.image.${key}`), key);
+    const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as {
+      version: string;
+      license: string;
+    };
+    assert.equal(labels.get('org.opencontainers.image.licenses'), pkg.license);
+    assert.match(text, new RegExp(`^ARG VERSION=${pkg.version.replaceAll('.', '\\.')}$`, 'm'));
   });
 
   it('builds with all dependencies in the build stage', () => {
@@ -57,17 +84,16 @@ describe('Dockerfile', () => {
     assert.ok(runs.includes('npm run build'));
   });
 
-  it('installs production dependencies only, without lifecycle scripts, in the runtime stage', () => {
-    const installs = args(runtime, 'RUN').filter((r) => r.includes('npm'));
+  it('installs production dependencies only, without lifecycle scripts, for the runtime stage', () => {
+    const installs = args(deps, 'RUN').filter((r) => /npm ci|npm install|npm i\b/.test(r));
     assert.ok(installs.length > 0);
-    for (const r of installs) {
-      if (!/npm ci|npm install|npm i\b/.test(r)) continue;
-      assert.match(r, /npm ci --omit=dev --ignore-scripts/);
-    }
+    for (const r of installs) assert.match(r, /npm ci --omit=dev --ignore-scripts/);
     const copies = args(runtime, 'COPY');
+    assert.ok(copies.includes('--from=deps /app/node_modules ./node_modules'));
     assert.ok(copies.includes('--from=build /app/dist ./dist'));
     assert.ok(copies.includes('bin ./bin'));
-    for (const c of copies) assert.doesNotMatch(c, /node_modules|\bsrc\b|tsconfig/);
+    for (const c of copies.filter((c) => !c.startsWith('--from=deps')))
+      assert.doesNotMatch(c, /node_modules|\bsrc\b|tsconfig/);
   });
 
   it('runs as a numeric non-root user with the serve entrypoint', () => {

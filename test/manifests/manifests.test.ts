@@ -265,7 +265,9 @@ describe('the Deployment', () => {
     assert.equal(at(term, 'podAffinityTerm', 'topologyKey'), 'kubernetes.io/hostname');
     assert.deepEqual(at(term, 'podAffinityTerm', 'labelSelector', 'matchLabels'), selector);
     const pdb = one('policy/v1/PodDisruptionBudget');
-    assert.equal(at(pdb, 'spec', 'minAvailable'), 1);
+    // maxUnavailable: a drain of the only replica's node is not blocked (minAvailable 1 would be).
+    assert.equal(at(pdb, 'spec', 'maxUnavailable'), 1);
+    assert.ok(!('minAvailable' in obj(pdb, 'spec')));
     assert.deepEqual(at(pdb, 'spec', 'selector', 'matchLabels'), selector);
   });
 

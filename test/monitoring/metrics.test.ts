@@ -35,7 +35,9 @@ function exposedNames(text: string): Set<string> {
 /** The metric names in PromQL expressions (ours and the standard process ones). */
 const namedIn = (exprs: readonly string[]): string[] =>
   exprs.flatMap((e) =>
-    [...e.matchAll(/\b(?:sidecarset|process|nodejs)_[a-z0-9_]+/g)].map((m) => m[0]),
+    [...e.matchAll(/\b(?:sidecarset|process|nodejs|workqueue|rest_client)_[a-z0-9_]+/g)].map(
+      (m) => m[0],
+    ),
   );
 
 async function scrape(metricsUrl: string | undefined): Promise<string> {
@@ -132,6 +134,23 @@ describe('the metrics the monitoring pack uses', () => {
       [],
       'named but not exposed',
     );
+  });
+
+  it('with a cluster: the work queue and API client metrics under client-go names', () => {
+    // scrapes[1]: serve with the controller; scrapes[2]: sidecarset controller.
+    for (const text of scrapes.slice(1)) {
+      const names = exposedNames(text);
+      for (const name of [
+        'workqueue_depth',
+        'workqueue_adds_total',
+        'workqueue_retries_total',
+        'workqueue_work_duration_seconds',
+        'rest_client_requests_total',
+        'rest_client_request_duration_seconds',
+      ])
+        assert.ok(names.has(name), name);
+      assert.match(text, /^rest_client_requests_total\{method="GET",code="200"\} [1-9]/m);
+    }
   });
 
   it('every process: standard process metrics, and build info with the version', () => {

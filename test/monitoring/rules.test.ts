@@ -16,6 +16,8 @@ import { alerts, ruleGroups } from './pack.js';
 
 const TESTS = new URL('./rules.test.yaml', import.meta.url).pathname;
 const RUNBOOK = new URL('../../docs/monitoring.md', import.meta.url).pathname;
+/** The placeholder base of every runbook_url (the chart's monitoring.prometheusRule.runbookBaseUrl). */
+const RUNBOOK_BASE = 'https://sidecarset.example/docs/monitoring.md';
 
 function promtoolMissing(): string | false {
   if (spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status === 0) return false;
@@ -26,7 +28,7 @@ function promtoolMissing(): string | false {
 }
 
 describe('alerts', () => {
-  it('each has a promtool unit test that fires it and a runbook section', async () => {
+  it('each has a promtool unit test that fires it, a description and a runbook_url', async () => {
     const tests = parse(await readFile(TESTS, 'utf8')) as {
       tests: { alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[] }[];
     };
@@ -42,8 +44,11 @@ describe('alerts', () => {
     for (const rule of alerts(await ruleGroups())) {
       const name = rule.alert ?? '';
       assert.ok(fired.has(name), `${name}: no test expects it to fire`);
-      const anchor = rule.annotations?.['runbook']?.replace('docs/monitoring.md#', '');
-      assert.ok(anchor !== undefined && headings.has(anchor), `${name}: no runbook section`);
+      const url = rule.annotations?.['runbook_url'] ?? '';
+      assert.ok(url.startsWith(`${RUNBOOK_BASE}#`), `${name}: runbook_url ${url}`);
+      assert.ok(headings.has(url.slice(RUNBOOK_BASE.length + 1)), `${name}: no runbook section`);
+      assert.ok(!('runbook' in (rule.annotations ?? {})), `${name}: runbook, not runbook_url`);
+      assert.ok((rule.annotations?.['description'] ?? '') !== '', `${name}: no description`);
     }
   });
 });

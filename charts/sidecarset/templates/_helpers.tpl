@@ -43,3 +43,8 @@ annotations:
   cert-manager.io/inject-ca-from: {{ include "sidecarset.namespace" . }}/sidecarset-webhook-tls
 {{- end }}
 {{- end -}}
+
+{{/* The webhook's image; the helm test Pod runs `sidecarset check` from it too. */}}
+{{- define "sidecarset.image" -}}
+{{ printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end -}}
