@@ -3,14 +3,14 @@
  * a cluster, as `kubectl rollout` does it for Deployments and DaemonSets. Thin: the decisions are
  * the core's (rollout-status.ts, revisions/rollback.ts); this fetches, writes and prints.
  */
-import { RESUMED_AT } from '../core/health/settings.js';
+import { RESUMED_AT } from '../core/upgrade/health-settings.js';
 import type { HistoryEntry } from '../core/revisions/rollback.js';
 import { planRollback, revisionHistory } from '../core/revisions/rollback.js';
 import { toSidecarSetRevision } from '../core/revisions/history.js';
 import type { SidecarSet } from '../core/sidecarset-types.js';
 import { podKey } from '../core/upgrade/plan.js';
-import type { RolloutStatus } from '../core/upgrade/rollout-status.js';
-import { rolloutStatus } from '../core/upgrade/rollout-status.js';
+import type { RolloutStatus } from '../core/rollout/rollout-status.js';
+import { rolloutStatus } from '../core/rollout/rollout-status.js';
 import type { CliClient, ClusterFlags } from '../k8s/cli-client.js';
 import { cliKubeConfig, createCliClient } from '../k8s/cli-client.js';
 import { ClusterError, ConflictError } from '../k8s/cluster-error.js';

@@ -15,8 +15,8 @@ import type { SidecarSet, SidecarSetStatus } from '../core/sidecarset-types.js';
 import {
   ROLLOUT_PAUSED,
   nextRolloutPausedConditions,
-} from '../core/health/rollout-paused-condition.js';
-import { healthSettings } from '../core/health/settings.js';
+} from '../core/upgrade/rollout-paused-condition.js';
+import { healthSettings } from '../core/upgrade/health-settings.js';
 import { buildPodFlip, buildPodUpgrade } from '../core/upgrade/change.js';
 import type { SidecarSetContext } from '../core/upgrade/context.js';
 import { sidecarSetContext } from '../core/upgrade/context.js';
@@ -297,7 +297,7 @@ async function openReadinessGates(pods: readonly Pod[], deps: ReconcileDeps): Pr
 }
 
 /**
- * The status, with the RolloutPaused condition (src/core/health/) and Ready, Reconciling and
+ * The status, with the RolloutPaused condition (src/core/upgrade/ (the health gate)) and Ready, Reconciling and
  * Stalled (src/core/status-conditions.ts): written when it changed. When
  * failed pods have just paused the rollout, a Warning event says so.
  */

@@ -157,7 +157,7 @@ export interface SidecarSetStatus {
   updatedReadyPods?: number;
   latestRevision?: string;
   collisionCount?: number;
-  /** Ours (not OpenKruise's): RolloutPaused (src/core/health/rollout-paused-condition.ts). */
+  /** Ours (not OpenKruise's): RolloutPaused (src/core/upgrade/rollout-paused-condition.ts). */
   conditions?: SidecarSetCondition[];
   /** Ours: pods matched since the SidecarSet exists but created without it (src/core/missed-pods.ts). */
   missedPods?: number;

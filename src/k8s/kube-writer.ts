@@ -15,7 +15,7 @@ import type { Pod, PodCondition } from '../core/k8s-types.js';
 import type { SidecarSetStatus } from '../core/sidecarset-types.js';
 import type { ClusterWriter, EventType, ObjectReference } from '../controller/writer.js';
 import { ConflictError } from '../controller/writer.js';
-import { EventCorrelator, correlationKey } from '../controller/event-correlator.js';
+import { EventCorrelator, correlationKey } from './event-correlator.js';
 
 const strategicMerge = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);

@@ -40,7 +40,7 @@ import {
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
   isSlotVersionAnnotation,
 } from '../core/annotations.js';
-import { UPGRADE_BASELINE } from '../core/health/upgrade-baseline.js';
+import { UPGRADE_BASELINE } from '../core/upgrade/upgrade-baseline.js';
 import { SIDECARSET_UPGRADABLE } from '../core/upgrade/upgradable-condition.js';
 import type {
   Container,
@@ -58,7 +58,7 @@ export const BOOKKEEPING_ANNOTATIONS: readonly string[] = [
   SIDECARSET_INJECTED_LIST,
   SIDECARSET_INPLACE_UPDATE_STATE,
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
-  /** Ours: what the pod was before its upgrade, for the health gate (src/core/health/). */
+  /** Ours: what the pod was before its upgrade, for the health gate (src/core/upgrade/ (the health gate)). */
   UPGRADE_BASELINE,
 ];
 

@@ -7,7 +7,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 
-import { ROLLOUT_PAUSED } from '../health/rollout-paused-condition.js';
+import { ROLLOUT_PAUSED } from '../upgrade/rollout-paused-condition.js';
 import { INSTALLATION } from '../installation-names.js';
 import type { SidecarSet } from '../sidecarset-types.js';
 

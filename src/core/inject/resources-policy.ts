@@ -13,8 +13,8 @@ import type { Container, Pod } from '../k8s-types.js';
 import type { Quantity } from '../quantity.js';
 import { formatQuantity, parseQuantity, roundUpQuantity } from '../quantity.js';
 import type { ResourcesPolicy, SidecarSet } from '../sidecarset-types.js';
-import type { ExprAlgebra } from '../validation/resource-expression.js';
-import { evaluateExpression, ResourceExpressionError } from '../validation/resource-expression.js';
+import type { ExprAlgebra } from './resource-expression.js';
+import { evaluateExpression, ResourceExpressionError } from './resource-expression.js';
 
 export type PolicyResource = 'cpu' | 'memory';
 const RESOURCES: readonly PolicyResource[] = ['cpu', 'memory'];

@@ -7,7 +7,7 @@ import {
   SIDECARSET_HASH_WITHOUT_IMAGE,
   SIDECARSET_INPLACE_UPDATE_STATE,
 } from '../annotations.js';
-import { UPGRADE_BASELINE, withUpgradeBaseline } from '../health/upgrade-baseline.js';
+import { UPGRADE_BASELINE, withUpgradeBaseline } from './upgrade-baseline.js';
 import { applyPatchPodMetadata } from '../inject/pod-metadata.js';
 import { isPlainObject } from '../json.js';
 import type { Pod } from '../k8s-types.js';

@@ -4,7 +4,7 @@
  * GetNextUpgradePods (pkg/controller/sidecarset/sidecarset_strategy.go). Deterministic: the same
  * pods in any order give the same plan (docs/adr/0003-stable-upgrade-order.md).
  */
-import { rolloutGate } from '../health/rollout-gate.js';
+import { rolloutGate } from './rollout-gate.js';
 import { SidecarSetError } from '../errors.js';
 import { compareStrings } from '../json.js';
 import type { Pod } from '../k8s-types.js';

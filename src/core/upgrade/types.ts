@@ -1,5 +1,5 @@
 /** The planner's result: what the controller patches this round, and why the rest waits. */
-import type { RolloutHealth } from '../health/rollout-health.js';
+import type { RolloutHealth } from './rollout-health.js';
 import type { SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
 
 export interface PodRef {
@@ -16,7 +16,7 @@ export const HOLD_REASONS = [
   /** updateStrategy.selector (canary) does not select the pod. */
   'NotSelected',
   'Paused',
-  /** Failed upgraded pods reached the threshold (src/core/health/). */
+  /** Failed upgraded pods reached the threshold (src/core/upgrade/ (the health gate)). */
   'UnhealthyPods',
   'NotUpdate',
   /** A sidecar's earlier in-place update is not applied by the kubelet yet. */

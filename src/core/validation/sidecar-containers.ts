@@ -5,7 +5,7 @@ import type { FieldError } from './field-error.js';
 import { childPath, indexPath, invalid, required } from './field-error.js';
 import { POD_INJECT_POLICIES, SHARE_VOLUME_POLICIES } from '../sidecarset-types.js';
 import { isQualifiedName } from './names-and-selectors.js';
-import { checkResourceExpression } from './resource-expression.js';
+import { checkResourceExpression } from '../inject/resource-expression.js';
 
 const TRANSFER_FIELD_PATHS = ['metadata.annotations', 'metadata.labels', 'metadata.name'];
 

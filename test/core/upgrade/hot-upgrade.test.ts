@@ -12,7 +12,7 @@ import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
 import { slotToUpgrade } from '../../../src/core/upgrade/hot-slots.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import { hotSlots } from '../../../src/core/upgrade/pod-state.js';
-import { simulateRollout } from '../../../src/core/upgrade/simulate.js';
+import { simulateRollout } from '../../../src/core/rollout/simulate.js';
 import type { PodFlip, UpgradePlan } from '../../../src/core/upgrade/types.js';
 import { applied, hotPod, hotSidecarSet } from '../../support/upgrade-pods.js';
 

@@ -13,7 +13,7 @@ import type {
 import { scaleMaxUnavailable } from '../../../src/core/upgrade/intstr.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
-import { simulateRollout } from '../../../src/core/upgrade/simulate.js';
+import { simulateRollout } from '../../../src/core/rollout/simulate.js';
 import { runsSpecReady, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
 
 const now = new Date('2026-07-02T10:00:00Z');

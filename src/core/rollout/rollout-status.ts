@@ -4,15 +4,15 @@
  * the held pods come with the controller's own reasons. Like `kubectl rollout status`, it says
  * whether the rollout is done; unlike it, it also says what holds the rest back.
  */
-import type { RolloutPause } from '../health/rollout-paused-condition.js';
-import { rolloutPause } from '../health/rollout-paused-condition.js';
+import type { RolloutPause } from '../upgrade/rollout-paused-condition.js';
+import { rolloutPause } from '../upgrade/rollout-paused-condition.js';
 import type { Pod } from '../k8s-types.js';
 import type { NamespaceLabels } from '../match.js';
 import { withHashes } from '../hash.js';
 import type { SidecarSet } from '../sidecarset-types.js';
-import { planUpgrade } from './plan.js';
-import { selectsForUpgrade } from './selection.js';
-import type { HoldReason, PodRef, UpgradePlan } from './types.js';
+import { planUpgrade } from '../upgrade/plan.js';
+import { selectsForUpgrade } from '../upgrade/selection.js';
+import type { HoldReason, PodRef, UpgradePlan } from '../upgrade/types.js';
 
 export type RolloutPhase =
   /** Every matched pod runs the SidecarSet's version and is ready. */

@@ -6,11 +6,11 @@
 import { compareStrings } from '../json.js';
 import type { Pod } from '../k8s-types.js';
 import { podNamespace } from '../match.js';
-import type { SidecarSetContext } from '../upgrade/context.js';
-import type { Failure } from './judge.js';
-import { judgePod } from './judge.js';
-import type { HealthSettings } from './settings.js';
-import { pauseThreshold } from './settings.js';
+import type { SidecarSetContext } from './context.js';
+import type { Failure } from './health-judge.js';
+import { judgePod } from './health-judge.js';
+import type { HealthSettings } from './health-settings.js';
+import { pauseThreshold } from './health-settings.js';
 
 export interface FailedPod {
   namespace: string;

@@ -7,11 +7,11 @@
  */
 import type { Pod } from '../k8s-types.js';
 import type { SidecarSet } from '../sidecarset-types.js';
-import type { SidecarSetContext } from '../upgrade/context.js';
+import type { SidecarSetContext } from './context.js';
 import type { RolloutHealth } from './rollout-health.js';
 import { rolloutHealth } from './rollout-health.js';
 import { ROLLOUT_PAUSED, ROLLOUT_PAUSED_REASONS } from './rollout-paused-condition.js';
-import { healthSettings } from './settings.js';
+import { healthSettings } from './health-settings.js';
 
 export function rolloutGate(
   sidecarSet: SidecarSet,

@@ -1,5 +1,5 @@
 /**
- * The health gate (src/core/health/): settings from annotations, the baseline an upgrade records,
+ * The health gate (src/core/upgrade/ (the health gate)): settings from annotations, the baseline an upgrade records,
  * the judgement of upgraded pods, the pause, the RolloutPaused condition, and the planner's stop.
  */
 import assert from 'node:assert/strict';
@@ -7,19 +7,19 @@ import { describe, it } from 'node:test';
 
 import type { Pod } from '../../../src/core/k8s-types.js';
 import type { SidecarSet } from '../../../src/core/sidecarset-types.js';
-import { judgePod, judgedContainers } from '../../../src/core/health/judge.js';
-import { rolloutGate } from '../../../src/core/health/rollout-gate.js';
-import { rolloutHealth } from '../../../src/core/health/rollout-health.js';
+import { judgePod, judgedContainers } from '../../../src/core/upgrade/health-judge.js';
+import { rolloutGate } from '../../../src/core/upgrade/rollout-gate.js';
+import { rolloutHealth } from '../../../src/core/upgrade/rollout-health.js';
 import {
   ROLLOUT_PAUSED,
   nextRolloutPausedConditions,
   rolloutPause,
-} from '../../../src/core/health/rollout-paused-condition.js';
-import { healthSettings, pauseThreshold } from '../../../src/core/health/settings.js';
+} from '../../../src/core/upgrade/rollout-paused-condition.js';
+import { healthSettings, pauseThreshold } from '../../../src/core/upgrade/health-settings.js';
 import {
   UPGRADE_BASELINE,
   readUpgradeBaselines,
-} from '../../../src/core/health/upgrade-baseline.js';
+} from '../../../src/core/upgrade/upgrade-baseline.js';
 import { applyPodUpgrade, buildPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';

@@ -7,8 +7,8 @@
  * pod's status and its sidecarset.dev/upgrade-baseline annotation alone.
  */
 import type { Pod } from '../k8s-types.js';
-import type { SidecarSetContext } from '../upgrade/context.js';
-import { imagesEqual } from '../upgrade/image.js';
+import type { SidecarSetContext } from './context.js';
+import { imagesEqual } from './image.js';
 import {
   hasReadyCondition,
   hotSlots,
@@ -17,8 +17,8 @@ import {
   isUpdated,
   statusOf,
   workingHotContainers,
-} from '../upgrade/pod-state.js';
-import type { HealthSettings } from './settings.js';
+} from './pod-state.js';
+import type { HealthSettings } from './health-settings.js';
 import type { UpgradeBaseline } from './upgrade-baseline.js';
 import { UPGRADE_BASELINE, readUpgradeBaselines } from './upgrade-baseline.js';
 

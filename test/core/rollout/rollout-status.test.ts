@@ -5,7 +5,7 @@ import { ANY_NAMESPACE } from '../../../src/core/match.js';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../../src/core/sidecarset-types.js';
 import { applyPodUpgrade, buildPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
-import { rolloutStatus } from '../../../src/core/upgrade/rollout-status.js';
+import { rolloutStatus } from '../../../src/core/rollout/rollout-status.js';
 import { podFleet, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
 
 const now = new Date('2026-01-01T00:01:00Z');

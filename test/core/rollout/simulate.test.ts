@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { SidecarSetUpdateStrategy } from '../../../src/core/sidecarset-types.js';
-import { simulateRollout } from '../../../src/core/upgrade/simulate.js';
+import { simulateRollout } from '../../../src/core/rollout/simulate.js';
 import { podFleet, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
 
 const now = new Date('2026-07-02T10:00:00Z');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import {
   checkResourceExpression,
   evaluateResourceExpression,
-} from '../../../src/core/validation/resource-expression.js';
+} from '../../../src/core/inject/resource-expression.js';
 import { parseQuantityValue, quantityOf } from '../../../src/core/validation/quantity-value.js';
 
 // TestValidateResourceExpression, by essence: valid forms parse; each broken form is one error.
