@@ -9,7 +9,8 @@
  *    the time the budget alone allows: ceil(pods / maxUnavailable) waves × the kubelet's delay;
  * 3. reconciles, API requests per pod, and how full the controller kept the budget;
  * 4. the controller's cost: pod requests per upgraded pod against the target of 1 (issue 22,
- *    docs/adr/0020-one-write-per-upgraded-pod.md), and the Event objects the rollout created (aggregated: in proportion to rounds).
+ *    docs/adr/0020-one-write-per-upgraded-pod.md), and the Event objects the rollout created
+ *    (aggregated: in proportion to rounds).
  *
  * Not a test: nothing is asserted, but the outcome is checked and printed (every pod on the new
  * image, each patched once, never more than maxUnavailable unavailable, sampled on every store
