@@ -110,22 +110,27 @@ function releaseCases(plane: () => ControlPlane, serve: () => SidecarsetProcess)
     assert.ok(pod.metadata.annotations?.['kruise.io/sidecarset-hash']);
   });
 
-  it('helm uninstall removes the webhooks and the CRD', async () => {
+  it('helm uninstall removes the webhooks and keeps the CRD and the SidecarSets', async () => {
     // First our process: without its RBAC it would be refused, which fails the file (support.ts).
     await serve().stop();
     // No --wait: the namespace stays Terminating without kube-controller-manager.
     const removed = await helm(plane(), ['uninstall', 'sidecarset']);
     assert.equal(removed.code, 0, removed.stderr);
-    // The CRD goes once the API server has deleted its SidecarSets (its cleanup finalizer).
     await eventually(async () => {
       const left = await plane().kubectl([
         'get',
-        'mutatingwebhookconfigurations,validatingwebhookconfigurations,crd',
+        'mutatingwebhookconfigurations,validatingwebhookconfigurations',
         '-o',
         'name',
       ]);
       return left.code === 0 && left.stdout.trim() === '';
-    }, 'the webhook configurations and the CRD gone');
+    }, 'the webhook configurations gone');
+    // helm.sh/resource-policy: keep (crds.keep, the default): the CRD and its objects stay.
+    const crd = await plane().kubectl(['get', 'crd', 'sidecarsets.apps.kruise.io', '-o', 'name']);
+    assert.equal(crd.code, 0, crd.stderr);
+    const kept = await plane().kubectl(['get', 'sidecarsets', '-o', 'name']);
+    assert.equal(kept.code, 0, kept.stderr);
+    assert.match(kept.stdout, /sidecarset\.apps\.kruise\.io\/logtail-sidecarset/);
   });
 }
 
