@@ -1,7 +1,7 @@
 /** Output shared by the CLI's commands: aligned tables, short pod lists, JSON and YAML. */
 import { stringify } from 'yaml';
 
-import { podKey } from '../core/upgrade/plan.js';
+import { podKey } from '../core/upgrade/pod-state.js';
 import type { PodRef } from '../core/upgrade/types.js';
 
 export type DataFormat = 'json' | 'yaml';

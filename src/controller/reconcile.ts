@@ -20,11 +20,17 @@ import { healthSettings } from '../core/upgrade/health-settings.js';
 import { buildPodFlip, buildPodUpgrade } from '../core/upgrade/change.js';
 import type { SidecarSetContext } from '../core/upgrade/context.js';
 import { sidecarSetContext } from '../core/upgrade/context.js';
-import { podKey, podRef, planUpgrade } from '../core/upgrade/plan.js';
+import { planUpgrade } from '../core/upgrade/plan.js';
 import { recordedHash } from '../core/pod-hash-annotation.js';
 import { nextStatusConditions } from '../core/status-conditions.js';
 import { needsFlip } from '../core/upgrade/hot-slots.js';
-import { hasReadyCondition, isStateConsistent, isUpdated } from '../core/upgrade/pod-state.js';
+import {
+  hasReadyCondition,
+  isStateConsistent,
+  isUpdated,
+  podKey,
+  podRef,
+} from '../core/upgrade/pod-state.js';
 import { selectsForUpgrade } from '../core/upgrade/selection.js';
 import type {
   PodFlip,
@@ -297,8 +303,8 @@ async function openReadinessGates(pods: readonly Pod[], deps: ReconcileDeps): Pr
 }
 
 /**
- * The status, with the RolloutPaused condition (src/core/upgrade/ (the health gate)) and Ready, Reconciling and
- * Stalled (src/core/status-conditions.ts): written when it changed. When
+ * The status, with the RolloutPaused condition (src/core/upgrade/rollout-paused-condition.ts) and
+ * Ready, Reconciling and Stalled (src/core/status-conditions.ts): written when it changed. When
  * failed pods have just paused the rollout, a Warning event says so.
  */
 async function writeStatus(

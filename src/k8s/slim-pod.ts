@@ -58,7 +58,7 @@ export const BOOKKEEPING_ANNOTATIONS: readonly string[] = [
   SIDECARSET_INJECTED_LIST,
   SIDECARSET_INPLACE_UPDATE_STATE,
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
-  /** Ours: what the pod was before its upgrade, for the health gate (src/core/upgrade/ (the health gate)). */
+  /** Ours: the pod before its upgrade, for the health gate (core/upgrade/upgrade-baseline.ts). */
   UPGRADE_BASELINE,
 ];
 

@@ -3,13 +3,14 @@
  * finishes before the next: its new sidecar starts, the status reports the new image under a new
  * imageID, and the pod is Running and Ready. A sidecar on one of `failImages` starts but never
  * becomes ready (nor does its pod); each wave is taken to last the progress deadline, so such pods
- * are judged failed by the next round and the health gate (src/core/upgrade/ (the health gate)) pauses the rollout
- * where it would.
+ * are judged failed by the next round and the health gate (src/core/upgrade/rollout-gate.ts)
+ * pauses the rollout where it would.
  */
 import type { Pod } from '../k8s-types.js';
 import type { SidecarSet } from '../sidecarset-types.js';
 import { applyPodUpgrade } from '../upgrade/change.js';
-import { planUpgrade, podKey, podRef } from '../upgrade/plan.js';
+import { planUpgrade } from '../upgrade/plan.js';
+import { podKey, podRef } from '../upgrade/pod-state.js';
 import { formatTimestamp } from '../pod-hash-annotation.js';
 import { healthSettings } from '../upgrade/health-settings.js';
 import type { HeldPod, PodFlip, PodRef, UpgradePlan, UpgradeStatus } from '../upgrade/types.js';

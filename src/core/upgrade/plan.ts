@@ -38,8 +38,6 @@ import type {
   UpgradeStatus,
 } from './types.js';
 
-export { podKey, podRef } from './pod-state.js';
-
 /** A matched pod, read once: over a large fleet, parsing each pod's annotations is the cost. */
 interface MatchedPod {
   pod: Readonly<Pod>;
@@ -80,6 +78,7 @@ export function planUpgrade(
   const { matched, excluded } = readPods(ctx, pods);
   // 2. The status, as calculateStatus computes it before the round.
   const status = statusOf(sidecarSet, matched);
+  const unavailable = matched.filter(unavailableByUs).length;
   const plan: UpgradePlan = {
     sidecarSet: ctx.name,
     hash: ctx.hash,
@@ -92,13 +91,12 @@ export function planUpgrade(
     budget: {
       partition: scalePartition(strategy.partition, matched.length),
       maxUnavailable: scaleMaxUnavailable(strategy.maxUnavailable, matched.length),
-      unavailable: matched.filter(unavailableByUs).length,
-      unavailableAfter: 0,
+      unavailable,
+      unavailableAfter: unavailable,
       candidates: 0,
       eligible: 0,
     },
   };
-  plan.budget.unavailableAfter = plan.budget.unavailable;
   const outdated = matched.filter((m) => !m.updated);
   const holdAll = (reason: keyof typeof MESSAGES): HeldPod[] =>
     outdated.map((m) => hold(m, reason));
@@ -124,18 +122,19 @@ export function planUpgrade(
   }
   // 7. The candidates: outdated, selected, only images changed, no in-place update in flight.
   const candidates: MatchedPod[] = [];
+  /** Outdated pods that wait for something other than their turn. */
+  const waiting: HeldPod[] = [];
+  const { selector } = strategy;
   for (const m of outdated) {
-    const selected =
-      strategy.selector === undefined || validSelectorMatches(strategy.selector, m.labels);
-    const upgradable = selected ? upgradability(ctx, m.pod) : 'candidate';
-    if (!selected) plan.held.push(hold(m, 'NotSelected'));
-    else if (upgradable === 'inFlight') plan.held.push(hold(m, 'UpgradeInFlight'));
+    if (selector !== undefined && !validSelectorMatches(selector, m.labels)) {
+      waiting.push(hold(m, 'NotSelected'));
+      continue;
+    }
+    const upgradable = upgradability(ctx, m.pod);
+    if (upgradable === 'inFlight') waiting.push(hold(m, 'UpgradeInFlight'));
     else if (upgradable === 'notUpgradable') {
-      plan.notUpgradable.push({
-        pod: m.ref,
-        reason: 'UpdateImmutableField',
-        message: NOT_UPGRADABLE,
-      });
+      const message = NOT_UPGRADABLE;
+      plan.notUpgradable.push({ pod: m.ref, reason: 'UpdateImmutableField', message });
     } else candidates.push(m);
   }
   // 8. Ordered: priorityStrategy, then the default order, ties by namespace/name.
@@ -154,9 +153,7 @@ export function planUpgrade(
     if (budget.unavailableAfter >= budget.maxUnavailable) break;
     budget.unavailableAfter++;
   }
-  // 11. The upgrades; every other candidate is held, with its reason.
-  const waiting = plan.held;
-  plan.held = [];
+  // 11. The upgrades; every other candidate is held, with its reason, then the waiting pods.
   ordered.forEach((m, k) => {
     if (k >= budget.eligible) {
       const message = `the partition keeps ${budget.partition} candidates on the old version`;
@@ -175,7 +172,8 @@ export function planUpgrade(
       }
     }
   });
-  plan.held.push(...waiting);
+  // Not push(...waiting): a fleet's worth of arguments overflows the call stack.
+  for (const h of waiting) plan.held.push(h);
   return plan;
 }
 

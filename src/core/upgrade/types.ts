@@ -16,7 +16,7 @@ export const HOLD_REASONS = [
   /** updateStrategy.selector (canary) does not select the pod. */
   'NotSelected',
   'Paused',
-  /** Failed upgraded pods reached the threshold (src/core/upgrade/ (the health gate)). */
+  /** Failed upgraded pods reached the threshold (src/core/upgrade/rollout-gate.ts). */
   'UnhealthyPods',
   'NotUpdate',
   /** A sidecar's earlier in-place update is not applied by the kubelet yet. */

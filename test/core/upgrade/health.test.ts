@@ -1,6 +1,7 @@
 /**
- * The health gate (src/core/upgrade/ (the health gate)): settings from annotations, the baseline an upgrade records,
- * the judgement of upgraded pods, the pause, the RolloutPaused condition, and the planner's stop.
+ * The health gate (src/core/upgrade/health-*.ts, rollout-*.ts, upgrade-baseline.ts): settings from
+ * annotations, the baseline an upgrade records, the judgement of upgraded pods, the pause, the
+ * RolloutPaused condition, and the planner's stop.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
