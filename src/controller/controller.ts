@@ -23,6 +23,7 @@ import { createKubeWriter } from '../k8s/kube-writer.js';
 import type { Reflector } from '../k8s/reflector.js';
 import { createReflector, objectKey } from '../k8s/reflector.js';
 import type { StoredRevision } from '../core/revisions/history.js';
+import { toSidecarSetRevision } from '../core/revisions/history.js';
 import {
   DEFAULT_REVISION_NAMESPACE,
   createRevisionReflector,
@@ -271,6 +272,8 @@ export function createController(options: ControllerOptions): Controller {
     reported: new Map(),
     podEvents: options.podEvents ?? false,
     ...(options.observer === undefined ? {} : { observer: options.observer }),
+    revisionSpecs: (name) =>
+      revisionsOf(revisions, name).flatMap((stored) => toSidecarSetRevision(stored)?.spec ?? []),
     registerRevision: (ss, matched) =>
       registerLatestRevision(
         ss,

@@ -11,7 +11,7 @@ import type { Pod } from '../core/k8s-types.js';
 import type { NamespaceLabels } from '../core/match.js';
 import { withHashes } from '../core/hash.js';
 import { V1BETA1 } from '../core/sidecarset-types.js';
-import type { SidecarSet, SidecarSetStatus } from '../core/sidecarset-types.js';
+import type { SidecarSet, SidecarSetSpec, SidecarSetStatus } from '../core/sidecarset-types.js';
 import {
   ROLLOUT_PAUSED,
   nextRolloutPausedConditions,
@@ -24,6 +24,7 @@ import { planUpgrade } from '../core/upgrade/plan.js';
 import { recordedHash } from '../core/pod-hash-annotation.js';
 import { nextStatusConditions } from '../core/status-conditions.js';
 import { needsFlip } from '../core/upgrade/hot-slots.js';
+import { containerStatus } from '../core/upgrade/pod-containers.js';
 import {
   hasReadyCondition,
   isStateConsistent,
@@ -40,6 +41,8 @@ import type {
   UpgradeStatus,
 } from '../core/upgrade/types.js';
 import { nextUpgradableCondition } from '../core/upgrade/upgradable-condition.js';
+import type { ResourceChange } from '../core/upgrade/resources.js';
+import { resizableVersions, restartsOnResize } from '../core/upgrade/resources.js';
 import type { UpgradeExpectations } from './expectations.js';
 import type { RegisteredRevision } from './revisions.js';
 import type { ClusterWriter, ObjectReference } from './writer.js';
@@ -69,6 +72,8 @@ export interface ReconcileDeps {
   observer?: RoundObserver;
   /** Whether upgraded pods get their own events (the SidecarSet always does). */
   podEvents: boolean;
+  /** The specs the SidecarSet's ControllerRevisions record: pods on them may be resized in place. */
+  revisionSpecs?: (sidecarSet: string) => SidecarSetSpec[];
   /** Registers the latest ControllerRevision (sidecarset_processor.go registerLatestRevision); without it the status keeps what it has. */
   registerRevision?: (ss: SidecarSet, pods: readonly Pod[]) => Promise<RegisteredRevision>;
 }
@@ -130,7 +135,9 @@ export async function reconcileSidecarSet(
   signal.throwIfAborted();
 
   const now = deps.now();
-  const plan = planUpgrade(ss, pods, { now });
+  const podResize = await deps.writer.canResizePods();
+  const versions = resizableVersions(deps.revisionSpecs?.(name) ?? []);
+  const plan = planUpgrade(ss, pods, { now, podResize, versions });
   // Upgraded pods still within their progress deadline are judged again when it passes, even if
   // nothing about them changes by then.
   const done = (result: ReconcileResult = {}): ReconcileResult => {
@@ -415,7 +422,9 @@ async function upgradePod(
     signal.throwIfAborted();
     // A cold sidecar restarts in place: traffic first. A hot one starts in the idle slot while the
     // working slot serves, so the pod stays in its Services.
-    const restartsInPlace = change.images.some((i) => ctx.images.has(i.container));
+    const restartsInPlace =
+      change.images.some((i) => ctx.images.has(i.container)) ||
+      change.resources.some((r) => restartsOnResize(pod, r));
     if (restartsInPlace && hasReadinessGate(pod) && !gateClosed && gateStatus(pod) !== 'False') {
       // Close the gate, then read the pod again (the write changed its version).
       await deps.writer.setPodConditions(namespace, name, [
@@ -426,6 +435,10 @@ async function upgradePod(
       continue;
     }
     try {
+      // Resources first: a pod that records the new version has them (a resize again is a no-op).
+      if (change.resources.length > 0) {
+        await deps.writer.resizePod(namespace, name, resizePatch(pod, change.resources));
+      }
       await deps.writer.patchPod(namespace, name, upgradePatch(pod, change));
     } catch (err) {
       if (err instanceof ConflictError && attempt < CONFLICT_RETRIES) continue;
@@ -437,12 +450,15 @@ async function upgradePod(
     deps.inFlight.set(ctx.name, inFlight.set(key, ctx.hash));
     const upgradable = nextUpgradableCondition(pod.status?.conditions, ctx.name, true, deps.now());
     if (upgradable !== undefined) await deps.writer.setPodConditions(namespace, name, [upgradable]);
-    const images = change.images.map((i) => `${i.container} ${i.from} → ${i.to}`).join(', ');
+    const what = [
+      ...change.images.map((i) => `${i.container} ${i.from} → ${i.to}`),
+      ...change.resources.map((r) => `${r.container} resources ${JSON.stringify(r.to)}`),
+    ].join(', ');
     await podEvent(
       deps,
       pod,
       'SidecarUpgradeStarted',
-      `SidecarSet ${ctx.name}: upgrading in place: ${images || 'annotations only'}`,
+      `SidecarSet ${ctx.name}: upgrading in place: ${what || 'annotations only'}`,
     );
     return true;
   }
@@ -509,20 +525,40 @@ async function podEvent(
   if (deps.podEvents) await deps.writer.event(podObjectRef(pod), 'Normal', reason, message);
 }
 
-/** A strategic merge patch: containers merge by name, so only the images named change. */
+/**
+ * A strategic merge patch: containers and init containers (native sidecars) merge by name, so
+ * only the images named change.
+ */
 function upgradePatch(pod: Pod, change: PodFlip): Record<string, unknown> {
   const patch: Record<string, unknown> = {
     metadata: { resourceVersion: pod.metadata.resourceVersion, annotations: change.annotations },
   };
-  if (change.images.length > 0) {
-    patch['spec'] = { containers: change.images.map((i) => ({ name: i.container, image: i.to })) };
-  }
+  const images = change.images.map((i) => ({ name: i.container, image: i.to }));
+  if (images.length > 0) patch['spec'] = byContainerList(pod, images);
   return patch;
 }
 
+/** The pod/resize patch: each sidecar's new requests and limits. */
+function resizePatch(pod: Pod, changes: readonly ResourceChange[]): Record<string, unknown> {
+  const resources = changes.map((r) => ({ name: r.container, resources: r.to }));
+  return { spec: byContainerList(pod, resources) };
+}
+
+/** Container entries of a patch, under spec.containers or spec.initContainers as the pod has them. */
+function byContainerList(
+  pod: Pod,
+  entries: readonly { name: string }[],
+): Record<string, { name: string }[]> {
+  const out: Record<string, { name: string }[]> = {};
+  for (const entry of entries) {
+    const init = (pod.spec.initContainers ?? []).some((c) => c.name === entry.name);
+    (out[init ? 'initContainers' : 'containers'] ??= []).push(entry);
+  }
+  return out;
+}
+
 function sidecarsReady(ctx: SidecarSetContext, pod: Pod): boolean {
-  const statuses = pod.status?.containerStatuses ?? [];
-  return [...ctx.containerNames].every((n) => statuses.find((s) => s.name === n)?.ready === true);
+  return ctx.containerNames.every((n) => containerStatus(pod, n)?.ready === true);
 }
 
 function gateStatus(pod: Pod): string | undefined {

@@ -28,6 +28,10 @@ export interface ClusterWriter {
    * rejects a stale write with 409, surfaced as ConflictError.
    */
   patchPod(namespace: string, name: string, patch: Record<string, unknown>): Promise<void>;
+  /** Whether the API server has the pods/resize subresource (Kubernetes 1.33 and later). */
+  canResizePods(): Promise<boolean>;
+  /** A strategic merge patch of the pod's resources through the pods/resize subresource. */
+  resizePod(namespace: string, name: string, patch: Record<string, unknown>): Promise<void>;
   /** Sets pod status conditions (merged by type). */
   setPodConditions(namespace: string, name: string, conditions: PodCondition[]): Promise<void>;
   /** Writes the SidecarSet's status through the status subresource. */
@@ -37,13 +41,18 @@ export interface ClusterWriter {
 
 /** Reads for real and writes nothing: what `--dry-run` runs with. Events are not sent either. */
 export function dryRunWriter(
-  real: Pick<ClusterWriter, 'getPod'>,
+  real: Pick<ClusterWriter, 'getPod' | 'canResizePods'>,
   log: (msg: string, fields: Record<string, unknown>) => void,
 ): ClusterWriter {
   return {
     getPod: (namespace, name) => real.getPod(namespace, name),
+    canResizePods: () => real.canResizePods(),
     patchPod: (namespace, name, patch) => {
       log('dry run: would patch pod', { namespace, name, patch });
+      return Promise.resolve();
+    },
+    resizePod: (namespace, name, patch) => {
+      log('dry run: would resize pod', { namespace, name, patch });
       return Promise.resolve();
     },
     setPodConditions: (namespace, name, conditions) => {

@@ -1,6 +1,11 @@
 /** Every annotation and label key this project reads or writes, with OpenKruise's spelling. */
 export const SIDECARSET_HASH = 'kruise.io/sidecarset-hash';
 export const SIDECARSET_HASH_WITHOUT_IMAGE = 'kruise.io/sidecarset-hash-without-image';
+/**
+ * Ours, on SidecarSets and (like kruise.io/sidecarset-hash-without-image) on pods: the hash
+ * without images and cold sidecars' resources (core/hash.ts).
+ */
+export const HASH_WITHOUT_IMAGE_RESOURCES = 'sidecarset.dev/hash-without-image-resources';
 export const SIDECARSET_INJECTED_LIST = 'kruise.io/sidecarset-injected-list';
 export const SIDECARSET_WORKING_HOTUPGRADE_CONTAINER =
   'kruise.io/sidecarset-working-hotupgrade-container';

@@ -6,7 +6,11 @@
  */
 import { createHash } from 'node:crypto';
 
-import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from './annotations.js';
+import {
+  HASH_WITHOUT_IMAGE_RESOURCES,
+  SIDECARSET_HASH,
+  SIDECARSET_HASH_WITHOUT_IMAGE,
+} from './annotations.js';
 import { defaultSidecarSet } from './defaults.js';
 import { SIDECAR_CONTAINER } from './go-container-fields.js';
 import { encodeGo, goMap, goSlice } from './go-json.js';
@@ -35,21 +39,31 @@ function isNativeSidecar(container: unknown): boolean {
   return isPlainObject(container) && container['restartPolicy'] === 'Always';
 }
 
-function withoutImages(list: unknown): unknown {
+/** What a hash leaves out of each container. */
+type Blank = (container: Record<string, unknown>) => Record<string, unknown>;
+
+const keepAll: Blank = (c) => c;
+const withoutImage: Blank = (c) => ({ ...c, image: '' });
+/** Hot-upgrade sidecars keep their resources: their two slots are never resized. */
+const withoutImageResources: Blank = (c) => {
+  const upgradeType = isPlainObject(c['upgradeStrategy']) && c['upgradeStrategy']['upgradeType'];
+  return upgradeType === 'HotUpgrade' ? { ...c, image: '' } : { ...c, image: '', resources: {} };
+};
+
+function blanked(list: unknown, blank: Blank): unknown {
   if (!Array.isArray(list)) return list;
-  return (list as unknown[]).map((c) => (isPlainObject(c) ? { ...c, image: '' } : c));
+  return (list as unknown[]).map((c) => (isPlainObject(c) ? blank(c) : c));
 }
 
 /**
  * The exact bytes OpenKruise hashes. Init containers are included, all of them, only when at
  * least one is a native sidecar (restartPolicy Always).
  */
-export function sidecarSetHashInput(spec: Readonly<SidecarSetSpec>, withoutImage = false): string {
-  const pick = withoutImage ? withoutImages : (list: unknown) => list;
-  const input: Record<string, unknown> = { containers: pick(spec.containers) ?? null };
+export function sidecarSetHashInput(spec: Readonly<SidecarSetSpec>, blank = keepAll): string {
+  const input: Record<string, unknown> = { containers: blanked(spec.containers, blank) ?? null };
   const init: unknown = spec.initContainers;
   if (Array.isArray(init) && (init as unknown[]).some(isNativeSidecar)) {
-    input['initContainers'] = pick(init);
+    input['initContainers'] = blanked(init, blank);
   }
   return encodeGo(input, HASH_INPUT, 'spec');
 }
@@ -61,7 +75,24 @@ export function computeSidecarSetHash(spec: Readonly<SidecarSetSpec>): string {
 
 /** kruise.io/sidecarset-hash-without-image of a defaulted spec: the same, with every image blank. */
 export function computeSidecarSetHashWithoutImage(spec: Readonly<SidecarSetSpec>): string {
-  return safeEncodeString(sha256Hex(sidecarSetHashInput(spec, true)));
+  return safeEncodeString(sha256Hex(sidecarSetHashInput(spec, withoutImage)));
+}
+
+/**
+ * Ours (sidecarset.dev/hash-without-image-resources): the same, with every image and every cold
+ * sidecar's resources blank. Pods whose recorded value matches differ from the SidecarSet only in
+ * images and resources, which change in place (docs/adr/0022-resources-and-native-sidecars-in-place.md).
+ */
+export function computeHashWithoutImageResources(spec: Readonly<SidecarSetSpec>): string {
+  return safeEncodeString(sha256Hex(sidecarSetHashInput(spec, withoutImageResources)));
+}
+
+/** The SidecarSet's hash without images and resources, as withHashes left it or computed now. */
+export function hashWithoutImageResources(ss: Readonly<SidecarSet>): string {
+  return (
+    ss.metadata.annotations?.[HASH_WITHOUT_IMAGE_RESOURCES] ??
+    computeHashWithoutImageResources(defaultSidecarSet(ss).spec)
+  );
 }
 
 /**
@@ -81,7 +112,8 @@ export function applySidecarSetAdmission(ss: Readonly<SidecarSet>): SidecarSet {
 
 /**
  * A SidecarSet as a cluster stores it: defaulted, with both hash annotations, kept when both are
- * present (computed by the webhook that admitted it) and computed otherwise. For SidecarSets read
+ * present (computed by the webhook that admitted it) and computed otherwise; plus our
+ * sidecarset.dev/hash-without-image-resources, always computed. For SidecarSets read
  * from files or a cache, not for admission (applySidecarSetAdmission recomputes them).
  */
 export function withHashes(input: SidecarSet): SidecarSet {
@@ -94,6 +126,8 @@ export function withHashes(input: SidecarSet): SidecarSet {
     annotations[SIDECARSET_HASH] = computeSidecarSetHash(ss.spec);
     annotations[SIDECARSET_HASH_WITHOUT_IMAGE] = computeSidecarSetHashWithoutImage(ss.spec);
   }
+  // Ours, never stored: computed once here for the webhook and the controller.
+  annotations[HASH_WITHOUT_IMAGE_RESOURCES] = computeHashWithoutImageResources(ss.spec);
   return { ...ss, metadata: { ...ss.metadata, annotations } };
 }
 

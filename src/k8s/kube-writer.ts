@@ -57,6 +57,8 @@ export function createKubeWriter(kubeConfig: KubeConfig): ClusterWriter {
     correlator.remember(key, { ...sent, count });
     return true;
   };
+  /** Discovered once; a failed discovery is tried again. */
+  let resizeDiscovery: Promise<boolean> | undefined;
   return {
     async getPod(namespace, name) {
       try {
@@ -68,6 +70,19 @@ export function createKubeWriter(kubeConfig: KubeConfig): ClusterWriter {
     },
     async patchPod(namespace, name, body) {
       await conflictAware(() => core.patchNamespacedPod({ name, namespace, body }, strategicMerge));
+    },
+    canResizePods() {
+      resizeDiscovery ??= core.getAPIResources().then(
+        (list) => list.resources.some((r) => r.name === 'pods/resize'),
+        (err: unknown) => {
+          resizeDiscovery = undefined;
+          throw err;
+        },
+      );
+      return resizeDiscovery;
+    },
+    async resizePod(namespace, name, body) {
+      await core.patchNamespacedPodResize({ name, namespace, body }, strategicMerge);
     },
     async setPodConditions(namespace, name, conditions: PodCondition[]) {
       const body = { status: { conditions } };

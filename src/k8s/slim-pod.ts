@@ -10,16 +10,20 @@
  * - metadata.labels: selectors, canary selector, priority, scatter;
  * - metadata.annotations: only the SidecarSet bookkeeping keys (BOOKKEEPING_ANNOTATIONS) and the
  *   hot-upgrade slots' versions (the upgrade copies the old slot's version to the new one);
- * - spec.nodeName: candidate order; spec.containers[].name/image: sidecar presence, image changes,
- *   state consistency; spec.readinessGates[].conditionType: the controller's InPlaceUpdateReady gate;
+ * - spec.nodeName: candidate order; spec.containers[] and spec.initContainers[] (native
+ *   sidecars): name, image, restartPolicy: sidecar presence, image changes, state consistency;
+ *   resources (requests, limits) and resizePolicy: resizes and the pod's QoS class;
+ *   spec.readinessGates[].conditionType: the controller's InPlaceUpdateReady gate;
  * - status.phase; status.conditions: Ready (type, status, lastTransitionTime: candidate order),
  *   ContainersReady and InPlaceUpdateReady (type, status), SidecarSetUpgradable (whole: the
- *   controller merges its entry into the message);
- * - status.containerStatuses[].name/image/imageID/ready/restartCount: consistency, in-flight
- *   detection, order (restarts) and the in-place-update state record.
+ *   controller merges its entry into the message), PodResizePending (reason, message) and
+ *   PodResizeInProgress: a resize the kubelet has not applied;
+ * - status.containerStatuses[] and initContainerStatuses[]: name/image/imageID/ready/restartCount
+ *   and resources: consistency, in-flight detection, order (restarts) and the in-place-update
+ *   state record.
  *
- * Dropped, among the rest: every other annotation, ownerReferences, managedFields, initContainers,
- * volumes, env, probes, `started`, container state. The plan's choice of pods is the same on a
+ * Dropped, among the rest: every other annotation, ownerReferences, managedFields, volumes, env,
+ * probes, `started`, container state. The plan's choice of pods is the same on a
  * slim pod as on the full one, and so is each PodUpgrade unless the SidecarSet has
  * patchPodMetadata (it merges into annotations the slim pod does not keep): the controller then
  * re-reads the full pod and rebuilds the upgrade (buildPodUpgrade) before it writes; otherwise it
@@ -41,6 +45,7 @@ import {
   isSlotVersionAnnotation,
 } from '../core/annotations.js';
 import { UPGRADE_BASELINE } from '../core/upgrade/upgrade-baseline.js';
+import { RESIZE_IN_PROGRESS, RESIZE_PENDING } from '../core/upgrade/resources.js';
 import { SIDECARSET_UPGRADABLE } from '../core/upgrade/upgradable-condition.js';
 import type {
   Container,
@@ -72,17 +77,22 @@ export const KEPT_CONDITIONS: readonly string[] = [
   'ContainersReady',
   'InPlaceUpdateReady',
   SIDECARSET_UPGRADABLE,
+  RESIZE_PENDING,
+  RESIZE_IN_PROGRESS,
 ];
 
 type Rec = Record<string, unknown>;
 
 /**
  * Equal strings shared across cached pods: images, image IDs, node names, label and annotation
- * values and times repeat across a fleet, and every parsed pod brings its own copy. Bounded: when
- * it holds `limit` strings it starts over (strings in use stay valid; only sharing is lost).
+ * values and times repeat across a fleet, and every parsed pod brings its own copy. So do small
+ * JSON values (a container's resources are the same in every replica): shared frozen, by their
+ * JSON. Bounded: when it holds `limit` entries it starts over (values in use stay valid; only
+ * sharing is lost).
  */
 export class StringPool {
   private readonly strings = new Map<string, string>();
+  private readonly values = new Map<string, unknown>();
   private readonly limit: number;
 
   constructor(limit = 65_536) {
@@ -97,12 +107,30 @@ export class StringPool {
     return value;
   }
 
+  /** An equal value already pooled, or `value` itself, frozen. */
+  share<T extends object>(value: T): T {
+    const key = JSON.stringify(value);
+    const known = this.values.get(key);
+    if (known !== undefined) return known as T;
+    if (this.values.size >= this.limit) this.values.clear();
+    this.values.set(key, deepFreeze(value));
+    return value;
+  }
+
   size(): number {
     return this.strings.size;
   }
 }
 
 const SHARED_POOL = new StringPool();
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
 
 function record(value: unknown): Rec | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -186,15 +214,37 @@ function slimMetadata(raw: Rec | undefined, pool: StringPool): ObjectMeta {
   return meta;
 }
 
+/** requests and limits (a resize compares them; QoS reads every container's). */
+function slimResources(value: unknown, pool: StringPool): Container['resources'] {
+  const r = record(value);
+  if (r === undefined) return undefined;
+  const out: NonNullable<Container['resources']> = {};
+  for (const kind of ['requests', 'limits']) {
+    const list = stringMap(r[kind], pool);
+    if (list !== undefined && Object.keys(list).length > 0) out[kind] = list;
+  }
+  return pool.share(out);
+}
+
+function slimContainer(c: Rec, pool: StringPool): Container {
+  const container: Container = { name: shared(c['name'], pool) ?? '' };
+  const image = shared(c['image'], pool);
+  if (image !== undefined) container.image = image;
+  const restartPolicy = shared(c['restartPolicy'], pool);
+  if (restartPolicy !== undefined) container.restartPolicy = restartPolicy;
+  const resources = slimResources(c['resources'], pool);
+  if (resources !== undefined) container.resources = resources;
+  const resizePolicy = records(c['resizePolicy']).map((p) => stringMap(p, pool) ?? {});
+  if (resizePolicy.length > 0) container.resizePolicy = pool.share(resizePolicy);
+  return container;
+}
+
 function slimSpec(raw: Rec | undefined, pool: StringPool): PodSpec {
   const s = raw ?? {};
-  const containers = records(s['containers']).map((c): Container => {
-    const container: Container = { name: shared(c['name'], pool) ?? '' };
-    const image = shared(c['image'], pool);
-    if (image !== undefined) container.image = image;
-    return container;
-  });
+  const containers = records(s['containers']).map((c) => slimContainer(c, pool));
   const spec: PodSpec = { containers };
+  const initContainers = records(s['initContainers']).map((c) => slimContainer(c, pool));
+  if (initContainers.length > 0) spec.initContainers = initContainers;
   const nodeName = shared(s['nodeName'], pool);
   if (nodeName !== undefined && nodeName !== '') spec.nodeName = nodeName;
   const gates = records(s['readinessGates']);
@@ -217,7 +267,7 @@ function slimCondition(c: Rec, pool: StringPool): PodCondition | undefined {
     const since = time(c['lastTransitionTime'], pool);
     if (since !== undefined) condition.lastTransitionTime = since;
   }
-  if (type === SIDECARSET_UPGRADABLE) {
+  if (type === SIDECARSET_UPGRADABLE || type === RESIZE_PENDING) {
     const reason = shared(c['reason'], pool);
     if (reason !== undefined) condition.reason = reason;
     const message = shared(c['message'], pool);
@@ -234,6 +284,8 @@ function slimContainerStatus(s: Rec, pool: StringPool): ContainerStatus {
   if (imageID !== undefined) status.imageID = imageID;
   if (typeof s['ready'] === 'boolean') status.ready = s['ready'];
   if (typeof s['restartCount'] === 'number') status.restartCount = s['restartCount'];
+  const resources = slimResources(s['resources'], pool);
+  if (resources !== undefined) status['resources'] = resources;
   return status;
 }
 
@@ -248,6 +300,11 @@ function slimStatus(raw: Rec, pool: StringPool): PodStatus {
   }
   if (Array.isArray(raw['containerStatuses'])) {
     status.containerStatuses = records(raw['containerStatuses']).map((c) =>
+      slimContainerStatus(c, pool),
+    );
+  }
+  if (Array.isArray(raw['initContainerStatuses'])) {
+    status.initContainerStatuses = records(raw['initContainerStatuses']).map((c) =>
       slimContainerStatus(c, pool),
     );
   }

@@ -28,6 +28,8 @@ function recordingWriter(): ClusterWriter & Recorded {
     statuses,
     getPod: () => Promise.resolve(undefined),
     patchPod: () => Promise.resolve(),
+    canResizePods: () => Promise.resolve(true),
+    resizePod: () => Promise.resolve(),
     setPodConditions: () => Promise.resolve(),
     writeSidecarSetStatus: (name, status) => {
       statuses.push({ name, status });

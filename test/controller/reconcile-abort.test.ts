@@ -23,6 +23,8 @@ function round(registerRevision: () => Promise<RegisteredRevision>): {
   const writer: ClusterWriter = {
     getPod: () => Promise.resolve(undefined),
     patchPod: () => Promise.resolve(),
+    canResizePods: () => Promise.resolve(true),
+    resizePod: () => Promise.resolve(),
     setPodConditions: () => Promise.resolve(),
     writeSidecarSetStatus: (name) => {
       calls.push(`status ${name}`);

@@ -12,12 +12,19 @@ import { applyPatchPodMetadata } from '../inject/pod-metadata.js';
 import { isPlainObject } from '../json.js';
 import type { Pod } from '../k8s-types.js';
 import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
-import { formatPodSidecarSetHashes, formatTimestamp, readHashes } from '../pod-hash-annotation.js';
+import {
+  formatPodSidecarSetHashes,
+  formatTimestamp,
+  readHashes,
+  recordedHash,
+} from '../pod-hash-annotation.js';
 import type { SidecarSetPatchPodMetadata } from '../sidecarset-types.js';
 import type { SidecarSetContext } from './context.js';
 import type { InPlaceUpdateEntry } from './in-place-update-state.js';
 import { formatInPlaceUpdateStates, readInPlaceUpdateStates } from './in-place-update-state.js';
 import { flipChanges, hotUpgradeChanges } from './hot-slots.js';
+import { resourceChanges } from './resources.js';
+import { containerStatus, podContainer } from './pod-containers.js';
 import { hasReadyCondition, podRef } from './pod-state.js';
 import type { ImageChange, PodFlip, PodUpgrade } from './types.js';
 
@@ -25,7 +32,7 @@ import type { ImageChange, PodFlip, PodUpgrade } from './types.js';
 export function imageChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): ImageChange[] {
   const changes: ImageChange[] = [];
   for (const [name, image] of ctx.images) {
-    const current = pod.spec.containers.find((c) => c.name === name);
+    const current = podContainer(pod, name);
     if (current === undefined || current.image === image) continue;
     changes.push({ container: name, from: current.image ?? '', to: image });
   }
@@ -53,10 +60,18 @@ export function buildPodUpgrade(
     sidecarList: [...ctx.sidecarList],
   };
   if (ctx.latestRevision !== '') hashEntry.controllerRevision = ctx.latestRevision;
+  const before = pod.metadata.annotations ?? {};
+  // More than images changed: resources, resized in place (upgradability vouched for the rest).
+  const resized =
+    recordedHash(before[SIDECARSET_HASH_WITHOUT_IMAGE], ctx.name) !== ctx.hashWithoutImage;
+  const resources = resized ? resourceChanges(ctx, pod) : [];
+  const withoutImageEntry: SidecarSetUpgradeSpec | undefined = resized
+    ? { ...hashEntry, hash: ctx.hashWithoutImage }
+    : undefined;
+  delete withoutImageEntry?.controllerRevision;
   const hot = hotUpgradeChanges(ctx, pod);
   const images = [...imageChanges(ctx, pod), ...hot.images];
-  const before = pod.metadata.annotations ?? {};
-  const hashes = writeHashes(before, ctx.name, hashEntry, timestamp);
+  const hashes = writeHashes(before, ctx.name, { hashEntry, withoutImageEntry }, timestamp);
   let after: Record<string, string> = { [SIDECARSET_HASH]: hashes.hash };
   if (hashes.withoutImage !== undefined) after[SIDECARSET_HASH_WITHOUT_IMAGE] = hashes.withoutImage;
   Object.assign(after, hot.annotations);
@@ -68,7 +83,8 @@ export function buildPodUpgrade(
     after = { ...before, ...after };
     applyPatchPodMetadata(after, patchPodMetadata);
   }
-  return { pod: podRef(pod), images, hashEntry, annotations: changedAnnotations(before, after) };
+  const annotations = changedAnnotations(before, after);
+  return { pod: podRef(pod), images, resources, hashEntry, annotations };
 }
 
 /** The flip after a finished hot upgrade (flipPodSidecarContainerDo, then the in-place state). */
@@ -101,33 +117,44 @@ interface WrittenHashes {
   withoutImage?: string;
 }
 
+/** This SidecarSet's new entries: always the hash, the without-image hash when it changed. */
+interface NewEntries {
+  hashEntry: SidecarSetUpgradeSpec;
+  withoutImageEntry: SidecarSetUpgradeSpec | undefined;
+}
+
 /**
  * UpdatePodSidecarSetHash: replace this SidecarSet's entry. When the annotation is not in the
  * object form, a legacy `{"name":"hash"}` map is converted, and so is a legacy without-image map
  * (merged over the legacy hash entries, a quirk kept from OpenKruise). Converted entries are named
- * by their own key, not by this SidecarSet.
+ * by their own key, not by this SidecarSet. The without-image entry is ours: written when
+ * resources changed in place, as injection would have written it.
  */
 function writeHashes(
   before: Readonly<Record<string, string>>,
   name: string,
-  entry: SidecarSetUpgradeSpec,
+  { hashEntry, withoutImageEntry }: NewEntries,
   timestamp: string,
 ): WrittenHashes {
   const read = readHashes(before[SIDECARSET_HASH]);
   let hashes: PodSidecarSetHashes = read.hashes;
-  let withoutImage: string | undefined;
+  let withoutImage: PodSidecarSetHashes | undefined;
   if (read.form !== 'object') {
     const legacy = read.form === 'legacy' ? legacyMap(before[SIDECARSET_HASH]) : {};
     hashes = converted(legacy, timestamp);
     const legacyWithoutImage = legacyMap(before[SIDECARSET_HASH_WITHOUT_IMAGE]);
     if (legacyWithoutImage !== undefined) {
-      withoutImage = formatPodSidecarSetHashes(
-        converted({ ...legacy, ...legacyWithoutImage }, timestamp),
-      );
+      withoutImage = converted({ ...legacy, ...legacyWithoutImage }, timestamp);
     }
   }
-  const hash = formatPodSidecarSetHashes({ ...hashes, [name]: entry });
-  return withoutImage === undefined ? { hash } : { hash, withoutImage };
+  if (withoutImageEntry !== undefined) {
+    withoutImage ??= readHashes(before[SIDECARSET_HASH_WITHOUT_IMAGE]).hashes;
+    withoutImage = { ...withoutImage, [name]: withoutImageEntry };
+  }
+  const hash = formatPodSidecarSetHashes({ ...hashes, [name]: hashEntry });
+  return withoutImage === undefined
+    ? { hash }
+    : { hash, withoutImage: formatPodSidecarSetHashes(withoutImage) };
 }
 
 /** The value as Go's map[string]string, or undefined when it does not decode as one. */
@@ -177,10 +204,8 @@ function inPlaceUpdateState(
     lastContainerStatuses: { ...existing?.lastContainerStatuses },
     extra: existing?.extra ?? {},
   };
-  const statuses = pod.status?.containerStatuses ?? [];
   for (const change of images) {
-    let imageID = '';
-    for (const s of statuses) if (s.name === change.container) imageID = s.imageID ?? '';
+    const imageID = containerStatus(pod, change.container)?.imageID ?? '';
     entry.lastContainerStatuses[change.container] = imageID === '' ? {} : { imageID };
   }
   return formatInPlaceUpdateStates({ ...states, [ctx.name]: entry });
@@ -190,7 +215,7 @@ function inPlaceUpdateState(
 export function applyPodUpgrade(pod: Readonly<Pod>, upgrade: PodFlip): Pod {
   const next = structuredClone(pod) as Pod;
   for (const change of upgrade.images) {
-    const container = next.spec.containers.find((c) => c.name === change.container);
+    const container = podContainer(next, change.container);
     if (container !== undefined) container.image = change.to;
   }
   next.metadata.annotations = { ...next.metadata.annotations, ...upgrade.annotations };

@@ -1,5 +1,7 @@
 /** What the planner needs from a SidecarSet, worked out once per plan. */
 import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from '../annotations.js';
+import { hashWithoutImageResources } from '../hash.js';
+import type { JsonObject } from '../json.js';
 import { compareStrings } from '../json.js';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../sidecarset-types.js';
 
@@ -15,10 +17,17 @@ export interface SidecarSetContext {
   name: string;
   hash: string;
   hashWithoutImage: string;
+  /** Ours: the hash without images and cold sidecars' resources (core/hash.ts). */
+  hashWithoutImageResources: string;
   /** Container names the pod must hold, hot-upgrade slots expanded, sorted (GetSidecarContainersInPod). */
   containerNames: readonly string[];
-  /** Cold sidecar container name → the SidecarSet's image. */
+  /** Cold sidecar container name → the SidecarSet's image; native sidecars included. */
   images: ReadonlyMap<string, string>;
+  /**
+   * Cold sidecar container name → the SidecarSet's resources, for those without a
+   * resourcesPolicy (its resources are computed per pod at injection and never resized).
+   */
+  resources: ReadonlyMap<string, JsonObject>;
   hot: readonly HotSlot[];
   /** sidecarList of the hash entry: containers plus native-sidecar init containers, sorted. */
   sidecarList: readonly string[];
@@ -33,8 +42,10 @@ export function sidecarSetContext(sidecarSet: SidecarSet): SidecarSetContext {
   const annotations = sidecarSet.metadata.annotations ?? {};
   const containerNames: string[] = [];
   const images = new Map<string, string>();
+  const resources = new Map<string, JsonObject>();
   const hot: HotSlot[] = [];
-  for (const c of spec.containers ?? []) {
+  const natives = (spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
+  for (const c of [...(spec.containers ?? []), ...natives]) {
     if (c.upgradeStrategy?.upgradeType === 'HotUpgrade') {
       const slots = [`${c.name}-1`, `${c.name}-2`] as const;
       containerNames.push(...slots);
@@ -43,18 +54,18 @@ export function sidecarSetContext(sidecarSet: SidecarSet): SidecarSetContext {
     } else {
       containerNames.push(c.name);
       images.set(c.name, c.image ?? '');
+      if (c.resourcesPolicy === undefined) resources.set(c.name, c.resources ?? {});
     }
   }
-  const sidecarList = new Set((spec.containers ?? []).map((c) => c.name));
-  for (const c of spec.initContainers ?? []) {
-    if (c.restartPolicy === 'Always') sidecarList.add(c.name);
-  }
+  const sidecarList = new Set([...(spec.containers ?? []), ...natives].map((c) => c.name));
   return {
     name: sidecarSet.metadata.name ?? '',
     hash: annotations[SIDECARSET_HASH] ?? '',
     hashWithoutImage: annotations[SIDECARSET_HASH_WITHOUT_IMAGE] ?? '',
+    hashWithoutImageResources: hashWithoutImageResources(sidecarSet),
     containerNames: [...new Set(containerNames)].sort(compareStrings),
     images,
+    resources,
     hot,
     sidecarList: [...sidecarList].sort(compareStrings),
     latestRevision: sidecarSet.status?.latestRevision ?? '',

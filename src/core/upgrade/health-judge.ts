@@ -9,13 +9,13 @@
 import type { Pod } from '../k8s-types.js';
 import type { SidecarSetContext } from './context.js';
 import { imagesEqual } from './image.js';
+import { containerStatus } from './pod-containers.js';
 import {
   hasReadyCondition,
   hotSlots,
   isActivePod,
   isStateConsistent,
   isUpdated,
-  statusOf,
   workingHotContainers,
 } from './pod-state.js';
 import type { HealthSettings } from './health-settings.js';
@@ -68,10 +68,12 @@ function judgeUpgraded(
   now: Date,
 ): PodHealth {
   const upgradedAt = new Date(baseline.upgradedAt);
-  const statuses = pod.status?.containerStatuses ?? [];
   const containers = judgedContainers(ctx, pod);
   for (const { name } of containers) {
-    const restarts = restartsSince(statusOf(statuses, name)?.restartCount, baseline.restarts[name]);
+    const restarts = restartsSince(
+      containerStatus(pod, name)?.restartCount,
+      baseline.restarts[name],
+    );
     if (restarts > settings.maxSidecarRestarts) {
       const message = `sidecar ${name} restarted ${restarts} times since the upgrade (crash loop)`;
       return { state: 'Failed', upgradedAt, failure: 'CrashLoop', message };
@@ -99,9 +101,8 @@ function unhealthy(
   containers: readonly { name: string; image: string }[],
   podWasReady: boolean,
 ): { failure: Failure; message: string } | undefined {
-  const statuses = pod.status?.containerStatuses ?? [];
   for (const { name, image } of containers) {
-    const status = statusOf(statuses, name);
+    const status = containerStatus(pod, name);
     const running =
       status !== undefined &&
       imagesEqual(status.image ?? '', image) &&

@@ -13,11 +13,11 @@ import {
 import { formatWorkingSlots } from '../hot-upgrade-annotation.js';
 import type { Pod } from '../k8s-types.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
+import { containerStatus, podContainer } from './pod-containers.js';
 import {
   hotSlots,
   isRunningAndReady,
   isStateConsistent,
-  statusOf,
   workingHotContainers,
 } from './pod-state.js';
 import type { ImageChange } from './types.js';
@@ -29,7 +29,7 @@ export interface SlotChanges {
 }
 
 function imageOf(pod: Readonly<Pod>, name: string): string {
-  return pod.spec.containers.find((c) => c.name === name)?.image ?? '';
+  return podContainer(pod, name)?.image ?? '';
 }
 
 function change(pod: Readonly<Pod>, slot: string, to: string): ImageChange {
@@ -38,7 +38,7 @@ function change(pod: Readonly<Pod>, slot: string, to: string): ImageChange {
 
 /** A slot is ready when its status says so and the kubelet runs what its spec says. */
 function slotReady(ctx: SidecarSetContext, pod: Readonly<Pod>, slot: string): boolean {
-  const ready = statusOf(pod.status?.containerStatuses ?? [], slot)?.ready === true;
+  const ready = containerStatus(pod, slot)?.ready === true;
   return ready && isStateConsistent(ctx, pod, slot);
 }
 

@@ -64,8 +64,6 @@ const MESSAGES: Record<
   NotSelected: 'updateStrategy.selector does not select the pod',
   UpgradeInFlight: 'a sidecar is still being updated in place by the kubelet',
 };
-const NOT_UPGRADABLE =
-  'a sidecar field other than image changed; the pod keeps its sidecar until recreated';
 
 export function planUpgrade(
   sidecarSet: SidecarSet,
@@ -74,6 +72,7 @@ export function planUpgrade(
 ): UpgradePlan {
   const ctx = sidecarSetContext(sidecarSet);
   const strategy = ctx.strategy;
+  const resize = { podResize: options.podResize ?? true, versions: options.versions ?? new Map() };
   // 1. The matched pods; the others are excluded, with the reason.
   const { matched, excluded } = readPods(ctx, pods);
   // 2. The status, as calculateStatus computes it before the round.
@@ -130,10 +129,10 @@ export function planUpgrade(
       waiting.push(hold(m, 'NotSelected'));
       continue;
     }
-    const upgradable = upgradability(ctx, m.pod);
-    if (upgradable === 'inFlight') waiting.push(hold(m, 'UpgradeInFlight'));
-    else if (upgradable === 'notUpgradable') {
-      const message = NOT_UPGRADABLE;
+    const upgradable = upgradability(ctx, m.pod, resize);
+    if (upgradable.state === 'inFlight') waiting.push(hold(m, 'UpgradeInFlight'));
+    else if (upgradable.state === 'notUpgradable') {
+      const { message } = upgradable;
       plan.notUpgradable.push({ pod: m.ref, reason: 'UpdateImmutableField', message });
     } else candidates.push(m);
   }

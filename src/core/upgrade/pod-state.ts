@@ -11,12 +11,14 @@ import {
 } from '../annotations.js';
 import type { WorkingSlots } from '../hot-upgrade-annotation.js';
 import { readWorkingSlots } from '../hot-upgrade-annotation.js';
-import type { ContainerStatus, Pod, PodCondition } from '../k8s-types.js';
+import type { Container, Pod, PodCondition } from '../k8s-types.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
 import { podNamespace } from '../match.js';
 import { recordedHash } from '../pod-hash-annotation.js';
 import { imagesEqual, isDigestImage, stripImageIdScheme } from './image.js';
 import { recordedStatuses } from './in-place-update-state.js';
+import { containerStatus, podContainer } from './pod-containers.js';
+import { pendingResize, resizeRefusal, resourceChanges, resourcesApplied } from './resources.js';
 import type { PodRef } from './types.js';
 
 export function podRef(pod: Readonly<Pod>): PodRef {
@@ -47,8 +49,14 @@ export function isInjectedBy(ctx: SidecarSetContext, pod: Readonly<Pod>): boolea
   return list !== '' && list.split(',').includes(ctx.name);
 }
 
+/** The pod's containers named, in the pod's order: app containers, then init containers. */
+function podContainers(pod: Readonly<Pod>, names: readonly string[] | string): Container[] {
+  const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
+  return all.filter((c) => isOneOf(names, c.name));
+}
+
 function hasContainer(pod: Readonly<Pod>, name: string): boolean {
-  return pod.spec.containers.some((c) => c.name === name);
+  return podContainer(pod, name) !== undefined;
 }
 
 /** The pod holds every sidecar container (both slots and a working entry for hot ones). */
@@ -99,7 +107,7 @@ function emptySlotsHoldEmptyImage(ctx: SidecarSetContext, pod: Readonly<Pod>): b
   const working = workingHotContainers(pod);
   return ctx.hot.every((h) => {
     if (h.emptyImage === '') return true;
-    const container = pod.spec.containers.find((c) => c.name === hotSlots(h, working).idle);
+    const container = podContainer(pod, hotSlots(h, working).idle);
     return container === undefined || container.image === h.emptyImage;
   });
 }
@@ -120,8 +128,9 @@ export function hotSlots(
 }
 
 /**
- * IsPodStateConsistent: has the kubelet applied what the spec says for these containers (all sidecar containers
- * when `names` is omitted)?
+ * IsPodStateConsistent: has the kubelet applied what the spec says for these containers (all
+ * sidecar containers when `names` is omitted)? Images as OpenKruise checks them; resources
+ * (ours) as the kubelet reports them once a resize is applied (core/upgrade/resources.ts).
  */
 export function isStateConsistent(
   ctx: SidecarSetContext,
@@ -130,50 +139,42 @@ export function isStateConsistent(
 ): boolean {
   const statuses = pod.status?.containerStatuses ?? [];
   if (pod.spec.containers.length !== statuses.length) return false;
+  const containers = podContainers(pod, names);
+  if (!containers.every((c) => resourcesApplied(pod, c))) return false;
   let allDigest = true;
-  for (const container of pod.spec.containers) {
-    if (!isOneOf(names, container.name)) continue;
+  for (const container of containers) {
     const image = container.image ?? '';
     if (!isDigestImage(image)) {
       allDigest = false;
       break;
     }
-    const status = statusOf(statuses, container.name);
+    const status = containerStatus(pod, container.name);
     if (status === undefined || !imagesEqual(image, stripImageIdScheme(status.imageID ?? ''))) {
       return false;
     }
   }
-  return allDigest || isUpdateCompleted(ctx, pod, statuses, names);
+  return allDigest || isUpdateCompleted(ctx, pod, containers);
 }
 
 function isOneOf(names: readonly string[] | string, name: string): boolean {
   return typeof names === 'string' ? name === names : names.includes(name);
 }
 
-export function statusOf(
-  statuses: readonly ContainerStatus[],
-  name: string | undefined,
-): ContainerStatus | undefined {
-  for (const s of statuses) if (s.name === name) return s;
-  return undefined;
-}
-
 /** IsSidecarContainerUpdateCompleted for this SidecarSet's entry of the in-place-update state. */
 function isUpdateCompleted(
   ctx: SidecarSetContext,
   pod: Readonly<Pod>,
-  statuses: readonly ContainerStatus[],
-  names: readonly string[] | string,
+  containers: readonly Container[],
 ): boolean {
   const raw = pod.metadata.annotations?.[SIDECARSET_INPLACE_UPDATE_STATE];
   if (raw === undefined) return true;
   const recorded = recordedStatuses(raw, ctx.name);
   if (recorded === undefined) return false;
-  for (const status of statuses) {
-    if (!isOneOf(names, status.name)) continue;
-    const before = recorded[status.name];
-    if (before === undefined) continue;
-    const specImage = pod.spec.containers.find((c) => c.name === status.name)?.image ?? '';
+  for (const container of containers) {
+    const before = recorded[container.name];
+    const status = containerStatus(pod, container.name);
+    if (before === undefined || status === undefined) continue;
+    const specImage = container.image ?? '';
     if ((before.imageID ?? '') === (status.imageID ?? '') && specImage !== (status.image ?? '')) {
       return false;
     }
@@ -193,22 +194,65 @@ export function isUpgradedInPlace(ctx: SidecarSetContext, pod: Readonly<Pod>): b
   return recorded !== undefined && Object.keys(recorded).length > 0;
 }
 
-export type Upgradability = 'candidate' | 'notUpgradable' | 'inFlight';
+/** What the API server and the SidecarSet's history allow beyond image changes. */
+export interface ResizeSupport {
+  /** The API server resizes pods in place (the pods/resize subresource). */
+  podResize: boolean;
+  /**
+   * The SidecarSet's versions its ControllerRevisions record: hash without image → hash without
+   * image and resources (core/upgrade/resources.ts).
+   */
+  versions: ReadonlyMap<string, string>;
+}
+
+export type Upgradability =
+  { state: 'candidate' | 'inFlight' } | { state: 'notUpgradable'; message: string };
 
 /**
- * IsSidecarSetUpgradable: a different without-image hash means a change beyond images (not
- * upgradable); a ready sidecar whose last in-place update is not applied yet means wait (in flight).
+ * IsSidecarSetUpgradable: a different without-image hash means a change beyond images, which is
+ * not upgradable unless only resources changed too and the pods can be resized (ours); a ready
+ * sidecar whose last in-place update is not applied yet means wait (in flight), unless the
+ * kubelet reports its resize pending (a new version replaces a resize it defers or refuses).
  */
-export function upgradability(ctx: SidecarSetContext, pod: Readonly<Pod>): Upgradability {
+export function upgradability(
+  ctx: SidecarSetContext,
+  pod: Readonly<Pod>,
+  resize: ResizeSupport,
+): Upgradability {
   const recorded = recordedHash(
     pod.metadata.annotations?.[SIDECARSET_HASH_WITHOUT_IMAGE],
     ctx.name,
   );
-  if (recorded !== ctx.hashWithoutImage) return 'notUpgradable';
-  const statuses = pod.status?.containerStatuses ?? [];
-  for (const name of ctx.containerNames) {
-    const ready = statusOf(statuses, name)?.ready === true;
-    if (ready && !isStateConsistent(ctx, pod, name)) return 'inFlight';
+  if (recorded !== ctx.hashWithoutImage) {
+    const message = whyNotInPlace(ctx, pod, resize.versions.get(recorded), resize.podResize);
+    if (message !== undefined) return { state: 'notUpgradable', message };
   }
-  return 'candidate';
+  if (pendingResize(pod) !== undefined) return { state: 'candidate' };
+  for (const name of ctx.containerNames) {
+    const ready = containerStatus(pod, name)?.ready === true;
+    if (ready && !isStateConsistent(ctx, pod, name)) return { state: 'inFlight' };
+  }
+  return { state: 'candidate' };
+}
+
+/** Why the pod's sidecars cannot change in place, when more than images changed. */
+function whyNotInPlace(
+  ctx: SidecarSetContext,
+  pod: Readonly<Pod>,
+  recordedVersion: string | undefined,
+  podResize: boolean,
+): string | undefined {
+  if (recordedVersion === undefined) {
+    return (
+      'a sidecar field other than image changed, and no ControllerRevision records the ' +
+      "pod's version; the pod keeps its sidecar until recreated"
+    );
+  }
+  if (recordedVersion !== ctx.hashWithoutImageResources) {
+    return 'a sidecar field other than image and resources changed; the pod keeps its sidecar until recreated';
+  }
+  if (!podResize) {
+    return 'sidecar resources changed, and the API server cannot resize pods in place (no pods/resize)';
+  }
+  return resizeRefusal(pod, resourceChanges(ctx, pod));
 }

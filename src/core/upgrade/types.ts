@@ -1,4 +1,5 @@
 /** The planner's result: what the controller patches this round, and why the rest waits. */
+import type { ResourceChange } from './resources.js';
 import type { RolloutHealth } from './rollout-health.js';
 import type { SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
 
@@ -36,7 +37,7 @@ export interface HeldPod {
 
 export interface NotUpgradablePod {
   pod: PodRef;
-  /** Always this: the without-image hash differs, so a field other than image changed. */
+  /** Always this: a field changed that cannot change in place (the message says which). */
   reason: 'UpdateImmutableField';
   message: string;
 }
@@ -61,6 +62,8 @@ export interface ImageChange {
 export interface PodUpgrade {
   pod: PodRef;
   images: ImageChange[];
+  /** Written first, through pods/resize (core/upgrade/resources.ts). */
+  resources: ResourceChange[];
   /** This SidecarSet's new entry of kruise.io/sidecarset-hash. */
   hashEntry: SidecarSetUpgradeSpec;
   /** Every annotation whose value changes, with its complete new value. */
@@ -71,7 +74,7 @@ export interface PodUpgrade {
  * The flip after a hot upgrade: the old slot back on the empty image. The hash annotation
  * does not change; the in-place-update state records the flipped slot.
  */
-export type PodFlip = Omit<PodUpgrade, 'hashEntry'>;
+export type PodFlip = Omit<PodUpgrade, 'hashEntry' | 'resources'>;
 
 export interface UpgradeStatus {
   matchedPods: number;
@@ -124,4 +127,11 @@ export interface UpgradePlan {
 
 export interface PlanOptions {
   now: Date;
+  /** The API server has the pods/resize subresource (default true). */
+  podResize?: boolean;
+  /**
+   * The SidecarSet's versions its ControllerRevisions record (resizableVersions in
+   * core/upgrade/resources.ts); without them, resources change only by recreating pods.
+   */
+  versions?: ReadonlyMap<string, string>;
 }

@@ -9,6 +9,7 @@
 import { isPlainObject, readJsonObject } from '../json.js';
 import type { Pod } from '../k8s-types.js';
 import { formatTimestamp } from '../pod-hash-annotation.js';
+import { containerStatus } from './pod-containers.js';
 
 export const UPGRADE_BASELINE = 'sidecarset.dev/upgrade-baseline';
 
@@ -64,9 +65,8 @@ export function withUpgradeBaseline(
 ): string {
   const all = readUpgradeBaselines(pod.metadata.annotations?.[UPGRADE_BASELINE]);
   const restarts: Record<string, number> = {};
-  const statuses = pod.status?.containerStatuses ?? [];
   for (const name of containers) {
-    restarts[name] = statuses.find((s) => s.name === name)?.restartCount ?? 0;
+    restarts[name] = containerStatus(pod, name)?.restartCount ?? 0;
   }
   all[sidecarSet] = { hash, upgradedAt: formatTimestamp(now), podReady, restarts };
   return JSON.stringify(all);

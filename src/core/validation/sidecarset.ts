@@ -194,17 +194,8 @@ function sortedRecord(r: Readonly<Record<string, string>>): Record<string, strin
 function validateSpec(ss: Readonly<SidecarSet>, ctx: ValidationContext): FieldError[] {
   const spec = ss.spec;
   const errs: FieldError[] = [];
-  const rolling = spec.updateStrategy?.type === 'RollingUpdate';
-  for (const c of spec.initContainers ?? []) {
-    if (c.restartPolicy === 'Always' && rolling) {
-      errs.push(
-        required(
-          'spec.updateStrategy',
-          'The initContainer in-place upgrade is not currently supported.',
-        ),
-      );
-    }
-  }
+  // OpenKruise refuses native sidecars (init containers with restartPolicy Always) under
+  // RollingUpdate; they are upgraded in place here (docs/adr/0022-resources-and-native-sidecars-in-place.md).
   if (spec.selector === undefined)
     errs.push(required('spec.selector', 'no selector defined for SidecarSet'));
   else errs.push(...validateSelector(spec.selector, 'spec.selector'));

@@ -58,9 +58,9 @@ describe('hash annotations', () => {
     const pod = upgradePod(1);
     const annotations = pod.metadata.annotations ?? {};
     annotations[HASH] = '{"test-sidecarset":"aaa","other":"o"}';
-    annotations[WITHOUT_IMAGE] = '{"test-sidecarset":"w1"}';
+    annotations[WITHOUT_IMAGE] = `{"test-sidecarset":"${ctx.hashWithoutImage}","gone":"w1"}`;
     const upgrade = buildPodUpgrade(ctx, pod, [], now);
-    assert.match(upgrade.annotations[WITHOUT_IMAGE] ?? '', /"hash":"w1"/);
+    assert.match(upgrade.annotations[WITHOUT_IMAGE] ?? '', /"gone":\{[^}]*"hash":"w1"/);
     const written = parsePodSidecarSetHashes(upgrade.annotations[HASH], HASH);
     assert.equal(written['other']?.hash, 'o');
     assert.equal(written['test-sidecarset']?.controllerRevision, 'rev-2');

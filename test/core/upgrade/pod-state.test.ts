@@ -223,8 +223,12 @@ describe('pod predicates', () => {
   });
 
   it('upgradability (IsSidecarSetUpgradable)', () => {
-    assert.equal(upgradability(ctx, upgradePod(0)), 'candidate');
-    assert.equal(upgradability(ctx, upgradePod(0, { withoutImage: 'x' })), 'notUpgradable');
+    const resize = { podResize: true, versions: new Map<string, string>() };
+    assert.equal(upgradability(ctx, upgradePod(0), resize).state, 'candidate');
+    assert.equal(
+      upgradability(ctx, upgradePod(0, { withoutImage: 'x' }), resize).state,
+      'notUpgradable',
+    );
     // Not ready while inconsistent: the pod is a candidate, not in flight.
     const pending = upgradePod(0, { ready: false });
     const c = pending.spec.containers[0];
@@ -234,7 +238,7 @@ describe('pod predicates', () => {
       'kruise.io/sidecarset-inplace-update-state':
         '{"test-sidecarset":{"revision":"aaa","updateTimestamp":null,"lastContainerStatuses":{"test-sidecar":{"imageID":"docker-pullable://test-sidecar@sha256:1111"}}}}',
     };
-    assert.equal(upgradability(ctx, pending), 'candidate');
+    assert.equal(upgradability(ctx, pending, resize).state, 'candidate');
   });
 });
 
@@ -340,6 +344,8 @@ describe('the change written to a picked pod (updatePodSidecarAndHash)', () => {
       { name: 'init', image: 'i:1' },
     ];
     ss.status = { ...ss.status, collisionCount: 0 };
+    // The pod runs the native sidecar as an init container, already on its image.
+    pod.spec.initContainers = [{ name: 'native', image: 'n:1', restartPolicy: 'Always' }];
     const plan = planUpgrade(ss, [pod], { now });
     const upgrade = plan.upgrade[0];
     assert.ok(upgrade);
