@@ -1,6 +1,7 @@
 /** `sidecarset inject`: the objects as the pod webhook would leave them (like istioctl kube-inject). */
 import { stringify } from 'yaml';
 
+import type { JobSidecarMode } from '../core/inject/job-sidecars.js';
 import { ANY_NAMESPACE, podNamespace } from '../core/match.js';
 import type { InjectionSnapshot } from '../core/pod-mutation.js';
 import { mutatePod } from '../core/pod-mutation.js';
@@ -17,6 +18,8 @@ export interface InjectOptions {
   filename: string;
   output: 'yaml' | 'json';
   explain: boolean;
+  /** Default native, as `serve`. */
+  jobSidecars?: JobSidecarMode;
 }
 
 export async function runInject(options: InjectOptions, io: Io, now: Date): Promise<number> {
@@ -58,6 +61,7 @@ export async function runInject(options: InjectOptions, io: Io, now: Date): Prom
     const mutation = mutatePod({ operation: 'CREATE', pod: view.pod }, snapshot, {
       now,
       random: Math.random,
+      ...(options.jobSidecars === undefined ? {} : { jobSidecars: options.jobSidecars }),
     });
     if (mutation.kind === 'mutated') {
       for (const w of mutation.warnings) io.stderr.write(`${doc.source}: warning: ${w}\n`);

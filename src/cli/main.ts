@@ -3,6 +3,8 @@ import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 
 
 import { SidecarSetError } from '../core/errors.js';
 import { INSTALLATION } from '../core/installation-names.js';
+import type { JobSidecarMode } from '../core/inject/job-sidecars.js';
+import { JOB_SIDECAR_MODES } from '../core/inject/job-sidecars.js';
 import type { Shell } from './completion.js';
 import { completionScript, SHELLS } from './completion.js';
 import type { CheckOptions } from './check.js';
@@ -67,6 +69,7 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
         .default('yaml'),
     )
     .option('--explain', 'print on stderr, per SidecarSet, whether it matched and why not', false)
+    .addOption(jobSidecarsOption())
     .action(
       async (opts: {
         sidecarsets: string;
@@ -74,6 +77,7 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
         filename: string;
         output: 'yaml' | 'json';
         explain: boolean;
+        jobSidecars: JobSidecarMode;
       }) => {
         const { runInject } = await import('./inject.js');
         exitCode = await runInject(opts, io, now());
@@ -364,7 +368,8 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
         .env('SIDECARSET_MAX_INFLIGHT_BODY_BYTES')
         .argParser(parseByteSize)
         .default(DEFAULT_SERVER_LIMITS.maxInflightBodyBytes),
-    );
+    )
+    .addOption(jobSidecarsOption().env('SIDECARSET_JOB_SIDECARS'));
   addControllerOptions(serve).action(async (opts: ServeOptions & ControllerFlags) => {
     const { runServe } = await import('./serve.js');
     exitCode = await runServe({ ...opts, controllerOptions: opts }, io);
@@ -513,6 +518,16 @@ function outputOption(): Option {
   return new Option('-o, --output <format>', 'output format')
     .choices(['table', 'json', 'yaml'])
     .default('table');
+}
+
+/** Shared by `serve` and `inject`, which shows what the webhook would do (docs/adr/0021-job-sidecars.md). */
+function jobSidecarsOption(): Option {
+  return new Option(
+    '--job-sidecars <mode>',
+    'sidecars with KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true in Never/OnFailure pods: native (init containers with restartPolicy Always, stopped when the pod is done; Kubernetes 1.29+) or container (spec.containers, as OpenKruise without its node daemon)',
+  )
+    .choices(JOB_SIDECAR_MODES)
+    .default('native');
 }
 
 function parseNonNegative(value: string): number {

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 
 import { SidecarSetError } from '../core/errors.js';
 import { INSTALLATION } from '../core/installation-names.js';
+import type { JobSidecarMode } from '../core/inject/job-sidecars.js';
 import { createFilesSource } from '../cache/files-source.js';
 import type { SnapshotSource } from '../cache/snapshot.js';
 import type { Controller } from '../controller/controller.js';
@@ -72,6 +73,8 @@ export interface ServeOptions {
   certIpAddresses?: string[];
   /** How often the Secret and caBundles are checked (src/k8s/certificates.ts); for tests. */
   certResyncMs?: number;
+  /** Sidecars that stop with a Job: native sidecars, or containers (docs/adr/0021-job-sidecars.md). */
+  jobSidecars?: JobSidecarMode;
 }
 
 export const DEFAULT_CERT_SECRET = 'sidecarset-webhook-certs';
@@ -153,6 +156,7 @@ async function startAll(
     metrics,
     now: () => new Date(),
     random: Math.random,
+    ...(options.jobSidecars === undefined ? {} : { jobSidecars: options.jobSidecars }),
     https: { cert: tls.pair.cert, key: tls.pair.key },
     limits,
     ...(options.maxCacheStaleness === undefined

@@ -111,6 +111,8 @@ export interface PodSpec {
   volumes?: Volume[];
   imagePullSecrets?: LocalObjectReference[];
   nodeName?: string;
+  /** Always (the default), OnFailure or Never. */
+  restartPolicy?: string;
   readinessGates?: JsonObject[];
   [key: string]: unknown;
 }

@@ -40,7 +40,7 @@ export type PodMutation =
 export function mutatePod(
   request: PodMutationRequest,
   snapshot: InjectionSnapshot,
-  env: Pick<InjectOptions, 'now' | 'random'>,
+  env: Pick<InjectOptions, 'now' | 'random' | 'jobSidecars'>,
 ): PodMutation {
   // UPDATE never re-injects (OpenKruise pkg/webhook/pod/mutating/sidecarset.go): sidecars are added only when a pod is created.
   if (request.operation !== 'CREATE') {

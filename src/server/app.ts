@@ -14,6 +14,7 @@ import type { SnapshotSource } from '../cache/snapshot.js';
 import { decidePod } from '../core/admission/pod-webhook.js';
 import type { AdmissionRequest, AdmissionResponse } from '../core/admission/review.js';
 import { parseAdmissionReview, reviewResponse } from '../core/admission/review.js';
+import type { JobSidecarMode } from '../core/inject/job-sidecars.js';
 import {
   decideSidecarSetMutation,
   decideSidecarSetValidation,
@@ -39,6 +40,8 @@ export interface AppDeps {
   metrics: WebhookMetrics;
   now: () => Date;
   random: () => number;
+  /** What becomes of sidecars that stop with a Job (--job-sidecars); default native. */
+  jobSidecars?: JobSidecarMode;
   /** The serving certificate (served under the TLS policy of http-server.ts). */
   https: CertificatePair;
   limits?: ServerLimits;
@@ -155,7 +158,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   };
 
   admission('mutate-pods', (request, snapshot, dryRun) => {
-    const decision = decidePod(request, snapshot, { now: deps.now(), random: deps.random });
+    const decision = decidePod(request, snapshot, {
+      now: deps.now(),
+      random: deps.random,
+      ...(deps.jobSidecars === undefined ? {} : { jobSidecars: deps.jobSidecars }),
+    });
     if (!dryRun)
       for (const name of decision.injected) deps.metrics.injections.inc({ sidecarset: name });
     const { problem } = decision;

@@ -73,6 +73,7 @@ describe('charts/sidecarset', { skip }, () => {
       'certificates.source=secret,webhook.url=https://127.0.0.1:9443',
       'certificates.selfManaged.ipAddresses={localhost}',
       'certificates.selfManaged.unknown=1',
+      'webhook.jobSidecars=sometimes',
       'unknownKey=1',
     ]) {
       const r = run(t.helm, ['template', 'x', CHART, '--set', bad]);
@@ -144,6 +145,14 @@ describe('charts/sidecarset', { skip }, () => {
       'SIDECARSET_LEADER_ELECT=false',
     ])
       assert.ok(set.includes(e), e);
+  });
+
+  it('passes webhook.jobSidecars when it is not the default', () => {
+    const jobSidecars = (set: string[]): string | undefined =>
+      container(helmTemplate(t, set)).env.find((e) => e.name === 'SIDECARSET_JOB_SIDECARS')?.value;
+    assert.equal(jobSidecars([]), undefined);
+    assert.equal(jobSidecars(['webhook.jobSidecars=native']), undefined);
+    assert.equal(jobSidecars(['webhook.jobSidecars=container']), 'container');
   });
 
   it('manages its own certificate by default: no mount, no caBundle, RBAC for both', () => {

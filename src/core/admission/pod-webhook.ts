@@ -4,6 +4,7 @@
  */
 import { SidecarSetError } from '../errors.js';
 import { injectPod } from '../inject/inject.js';
+import type { JobSidecarMode } from '../inject/job-sidecars.js';
 import type { Pod } from '../k8s-types.js';
 import { podNamespace } from '../match.js';
 import { diffAsJsonPatch } from '../patch.js';
@@ -35,6 +36,8 @@ export interface PodDecision {
 export interface DecisionEnv {
   now: Date;
   random: () => number;
+  /** --job-sidecars; default native. */
+  jobSidecars?: JobSidecarMode;
 }
 
 export function decidePod(

@@ -6,6 +6,8 @@ import type { Container, EnvVar, LocalObjectReference, Pod, Volume } from '../k8
 import type { SidecarContainer, SidecarSet } from '../sidecarset-types.js';
 import { inApiFieldOrder, stripSidecarFields } from '../sidecar-container.js';
 import { assembleEnv, transferEnv } from './env.js';
+import type { JobSidecarMode } from './job-sidecars.js';
+import { becomesNativeSidecar } from './job-sidecars.js';
 import type { BuiltContainer } from './merge.js';
 import { applyResourcesPolicy } from './resources-policy.js';
 import type { AppMounts } from './shared-volumes.js';
@@ -23,6 +25,8 @@ export interface PodSources {
 export interface BuiltSidecarSet {
   initContainers: BuiltContainer[];
   containers: BuiltContainer[];
+  /** Containers that stop with a Job, as native sidecars for the end of the init containers. */
+  jobSidecars: BuiltContainer[];
   volumes: Volume[];
   imagePullSecrets: LocalObjectReference[];
   sidecarList: string[];
@@ -31,10 +35,15 @@ export interface BuiltSidecarSet {
   warnings: string[];
 }
 
-export function buildSidecarSet(ss: SidecarSet, sources: PodSources): BuiltSidecarSet {
+export function buildSidecarSet(
+  ss: SidecarSet,
+  sources: PodSources,
+  jobSidecars: JobSidecarMode = 'native',
+): BuiltSidecarSet {
   const out: BuiltSidecarSet = {
     initContainers: [],
     containers: [],
+    jobSidecars: [],
     volumes: [],
     imagePullSecrets: cloneJson(ss.spec.imagePullSecrets ?? []),
     sidecarList: [],
@@ -48,7 +57,7 @@ export function buildSidecarSet(ss: SidecarSet, sources: PodSources): BuiltSidec
   }
   for (const sc of ss.spec.containers ?? []) {
     out.sidecarList.push(sc.name);
-    emit(out, { list: out.containers, sc, hot: isHot(sc), ss, sources });
+    emit(out, { list: out.containers, sc, hot: isHot(sc), ss, sources, jobSidecars });
   }
   out.sidecarList = [...new Set(out.sidecarList)].sort();
   return out;
@@ -62,12 +71,24 @@ interface Emission {
   hot: boolean;
   ss: SidecarSet;
   sources: PodSources;
+  /** Set for spec.containers only: whether one may become a native sidecar (job-sidecars.ts). */
+  jobSidecars?: JobSidecarMode;
 }
 
-function emit(out: BuiltSidecarSet, { list, sc, hot, ss, sources }: Emission): void {
+function emit(out: BuiltSidecarSet, { list, sc, hot, ss, sources, jobSidecars }: Emission): void {
   const before = sc.podInjectPolicy === 'BeforeAppContainer';
   const container = buildContainer(sc, ss, sources, out.warnings);
   out.volumes.push(...referencedVolumes(sc, ss, out.warnings));
+  if (
+    jobSidecars !== undefined &&
+    becomesNativeSidecar(container, hot, { mode: jobSidecars, pod: sources.pod }, out.warnings)
+  ) {
+    out.jobSidecars.push({
+      container: inApiFieldOrder({ ...container, restartPolicy: 'Always' }),
+      before,
+    });
+    return;
+  }
   if (!hot) {
     list.push({ container, before });
     return;

@@ -19,6 +19,7 @@ import type { SidecarSet } from '../sidecarset-types.js';
 import type { BuiltSidecarSet } from './build.js';
 import { buildSidecarSet } from './build.js';
 import { indexAppEnv } from './env.js';
+import type { JobSidecarMode } from './job-sidecars.js';
 import type { BuiltContainer } from './merge.js';
 import { mergeContainers, mergeImagePullSecrets, mergeVolumes } from './merge.js';
 import type { InjectedSetRecord } from './pod-annotations.js';
@@ -31,6 +32,8 @@ import { collectAppMounts } from './shared-volumes.js';
 
 export interface InjectOptions extends VersionOptions {
   now: Date;
+  /** What becomes of sidecars that stop with a Job (job-sidecars.ts); default native. */
+  jobSidecars?: JobSidecarMode;
 }
 
 export interface InjectionOutcome {
@@ -66,11 +69,13 @@ export function injectPod(
   const built = sets.map(({ sidecarSet, revisionName }) => ({
     sidecarSet,
     revisionName,
-    result: buildSidecarSet(sidecarSet, sources),
+    result: buildSidecarSet(sidecarSet, sources, options.jobSidecars),
   }));
   const warnings = built.flatMap((b) => b.result.warnings);
   const records = built
-    .filter((b) => b.result.containers.length + b.result.initContainers.length > 0)
+    .filter(
+      ({ result: r }) => r.containers.length + r.initContainers.length + r.jobSidecars.length > 0,
+    )
     .map(({ sidecarSet, revisionName, result }) => record(sidecarSet, result, revisionName));
   if (records.length > 0) {
     mergeInto(
@@ -143,6 +148,13 @@ function mergeInto(pod: Pod, built: readonly BuiltSidecarSet[]): void {
   if (inits.length > 0) {
     pod.spec.initContainers = mergeContainers(pod.spec.initContainers ?? [], inits);
   }
+  const jobSidecars = built.flatMap((b) => b.jobSidecars);
+  if (jobSidecars.length > 0) {
+    pod.spec.initContainers = mergeContainers(
+      pod.spec.initContainers ?? [],
+      afterEveryInitContainer(jobSidecars),
+    );
+  }
   pod.spec.containers = mergeContainers(
     pod.spec.containers,
     built.flatMap((b) => b.containers),
@@ -157,6 +169,17 @@ function mergeInto(pod: Pod, built: readonly BuiltSidecarSet[]): void {
     built.flatMap((b) => b.imagePullSecrets),
   );
   if (secrets.length > 0) pod.spec.imagePullSecrets = secrets;
+}
+
+/**
+ * Sidecars that stop with a Job start where they started as regular containers: after every init
+ * container, the SidecarSets' included. Among themselves BeforeAppContainer ones come first, as
+ * they would in spec.containers (docs/adr/0021-job-sidecars.md).
+ */
+function afterEveryInitContainer(jobSidecars: readonly BuiltContainer[]): BuiltContainer[] {
+  return [...jobSidecars.filter((s) => s.before), ...jobSidecars.filter((s) => !s.before)].map(
+    ({ container }) => ({ container, before: false }),
+  );
 }
 
 function recordHotUpgrade(
