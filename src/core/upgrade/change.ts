@@ -212,11 +212,15 @@ function inPlaceUpdateState(
 }
 
 /** The pod as it is after the upgrade's write (for simulations and tests). */
-export function applyPodUpgrade(pod: Readonly<Pod>, upgrade: PodFlip): Pod {
+export function applyPodUpgrade(pod: Readonly<Pod>, upgrade: PodFlip | PodUpgrade): Pod {
   const next = structuredClone(pod) as Pod;
   for (const change of upgrade.images) {
     const container = podContainer(next, change.container);
     if (container !== undefined) container.image = change.to;
+  }
+  for (const change of 'resources' in upgrade ? upgrade.resources : []) {
+    const container = podContainer(next, change.container);
+    if (container !== undefined) container.resources = change.to;
   }
   next.metadata.annotations = { ...next.metadata.annotations, ...upgrade.annotations };
   return next;

@@ -9,7 +9,8 @@
 import type { Pod } from '../k8s-types.js';
 import type { SidecarSetContext } from './context.js';
 import { imagesEqual } from './image.js';
-import { containerStatus } from './pod-containers.js';
+import { containerStatus, podContainer } from './pod-containers.js';
+import { pendingResize, resourcesApplied } from './resources.js';
 import {
   hasReadyCondition,
   hotSlots,
@@ -22,7 +23,14 @@ import type { HealthSettings } from './health-settings.js';
 import type { UpgradeBaseline } from './upgrade-baseline.js';
 import { UPGRADE_BASELINE, readUpgradeBaselines } from './upgrade-baseline.js';
 
-export const FAILURES = ['CrashLoop', 'ImageNotRunning', 'SidecarNotReady', 'PodNotReady'] as const;
+export const FAILURES = [
+  'CrashLoop',
+  'ResizeInfeasible',
+  'ResizeNotApplied',
+  'ImageNotRunning',
+  'SidecarNotReady',
+  'PodNotReady',
+] as const;
 export type Failure = (typeof FAILURES)[number];
 
 export type PodHealth =
@@ -79,6 +87,9 @@ function judgeUpgraded(
       return { state: 'Failed', upgradedAt, failure: 'CrashLoop', message };
     }
   }
+  // A resize the kubelet refuses (the node can never fit it) fails without waiting.
+  const refused = infeasibleResize(pod, containers);
+  if (refused !== undefined) return { state: 'Failed', upgradedAt, ...refused };
   const problem = unhealthy(ctx, pod, containers, baseline.podReady);
   if (problem === undefined) return { state: 'Healthy', upgradedAt };
   const elapsed = (now.getTime() - upgradedAt.getTime()) / 1000;
@@ -102,6 +113,16 @@ function unhealthy(
   podWasReady: boolean,
 ): { failure: Failure; message: string } | undefined {
   for (const { name, image } of containers) {
+    const container = podContainer(pod, name);
+    if (container !== undefined && !resourcesApplied(pod, container)) {
+      const pending = pendingResize(pod);
+      const why =
+        pending === undefined ? '' : ` (${pending.reason ?? 'Pending'}: ${pending.message ?? ''})`;
+      return {
+        failure: 'ResizeNotApplied',
+        message: `sidecar ${name} does not run with its new resources${why}`,
+      };
+    }
     const status = containerStatus(pod, name);
     const running =
       status !== undefined &&
@@ -116,6 +137,23 @@ function unhealthy(
   }
   if (podWasReady && !hasReadyCondition(pod)) {
     return { failure: 'PodNotReady', message: 'the pod is not Ready' };
+  }
+  return undefined;
+}
+
+/** The kubelet reports the pod's resize Infeasible while a sidecar lacks its new resources. */
+function infeasibleResize(
+  pod: Readonly<Pod>,
+  containers: readonly { name: string }[],
+): { failure: Failure; message: string } | undefined {
+  const pending = pendingResize(pod);
+  if (pending?.reason !== 'Infeasible') return undefined;
+  for (const { name } of containers) {
+    const container = podContainer(pod, name);
+    if (container !== undefined && !resourcesApplied(pod, container)) {
+      const message = `the kubelet cannot resize sidecar ${name}: ${pending.message ?? 'Infeasible'}`;
+      return { failure: 'ResizeInfeasible', message };
+    }
   }
   return undefined;
 }

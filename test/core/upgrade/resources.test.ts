@@ -1,0 +1,326 @@
+/**
+ * Beyond the image (docs/adr/0022-resources-and-native-sidecars-in-place.md): native sidecars
+ * upgraded in place, resources changed through pods/resize, each under the same strategy rules.
+ * Pods are injected by the real injector and given the status a kubelet reports.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { withHashes } from '../../../src/core/hash.js';
+import { injectPod } from '../../../src/core/inject/inject.js';
+import type { Container, ContainerStatus, Pod } from '../../../src/core/k8s-types.js';
+import type { StoredRevision } from '../../../src/core/revisions/history.js';
+import { revisionData, toSidecarSetRevision } from '../../../src/core/revisions/history.js';
+import type { SidecarSet, SidecarSetUpdateStrategy } from '../../../src/core/sidecarset-types.js';
+import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
+import { planUpgrade } from '../../../src/core/upgrade/plan.js';
+import { resizableVersions } from '../../../src/core/upgrade/resources.js';
+import type { PlanOptions, PodUpgrade } from '../../../src/core/upgrade/types.js';
+import { revisionLookup } from '../../../src/k8s/revisions.js';
+
+const now = new Date('2026-07-02T10:00:00Z');
+const later = new Date('2026-07-02T10:30:00Z');
+
+interface Version {
+  image?: string;
+  cpu?: string;
+  memory?: string;
+  env?: string;
+  native?: boolean;
+  strategy?: SidecarSetUpdateStrategy;
+  annotations?: Record<string, string>;
+}
+
+function sidecarSet(v: Version = {}): SidecarSet {
+  const proxy: Container = {
+    name: 'proxy',
+    image: v.image ?? 'proxy:1',
+    resources: { limits: { cpu: v.cpu ?? '100m', memory: v.memory ?? '64Mi' } },
+    env: [{ name: 'MODE', value: v.env ?? 'a' }],
+  };
+  const spec: SidecarSet['spec'] = {
+    selector: { matchLabels: { app: 'web' } },
+    updateStrategy: { type: 'RollingUpdate', maxUnavailable: 2, ...v.strategy },
+  };
+  if (v.native === true) spec.initContainers = [{ ...proxy, restartPolicy: 'Always' }];
+  else spec.containers = [proxy];
+  return withHashes({
+    apiVersion: 'apps.kruise.io/v1beta1',
+    kind: 'SidecarSet',
+    metadata: { name: 'proxy-set', generation: 2, annotations: v.annotations ?? {} },
+    spec,
+  });
+}
+
+/** `ss` with its first sidecar's resources replaced, hashed again. */
+function withResources(ss: SidecarSet, resources: Container['resources']): SidecarSet {
+  const edited = structuredClone(ss);
+  edited.metadata.annotations = {};
+  const proxy = edited.spec.containers?.[0];
+  if (proxy !== undefined && resources !== undefined) proxy.resources = resources;
+  return withHashes(edited);
+}
+
+/** Requests default to limits, as the API server stores them. */
+function stored(c: Container): Container {
+  const limits = (c.resources?.['limits'] ?? {}) as Record<string, string>;
+  return { ...c, resources: { limits, requests: { ...limits } } };
+}
+
+/** A pod injected with `ss`, running and ready, its statuses as a kubelet reports them. */
+function injected(i: number, ss: SidecarSet, labels: Record<string, string> = {}): Pod {
+  const pod: Pod = {
+    metadata: {
+      name: `web-${i}`,
+      namespace: 'default',
+      uid: `uid-${i}`,
+      labels: { app: 'web', ...labels },
+      creationTimestamp: '2026-07-01T00:00:00Z',
+    },
+    spec: { containers: [{ name: 'app', image: 'app:1' }], nodeName: 'node-1' },
+  };
+  const out = injectPod(pod, [ss], { now, revisions: revisionLookup([]), random: () => 0 }).pod;
+  out.spec.containers = out.spec.containers.map(stored);
+  if (out.spec.initContainers !== undefined)
+    out.spec.initContainers = out.spec.initContainers.map(stored);
+  const status = (c: Container): ContainerStatus => ({
+    name: c.name,
+    image: c.image ?? '',
+    imageID: `sha256:${c.image ?? ''}`,
+    ready: true,
+    restartCount: 0,
+    resources: c.resources,
+  });
+  out.status = {
+    phase: 'Running',
+    conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-07-01T00:01:00Z' }],
+    containerStatuses: out.spec.containers.map(status),
+    ...(out.spec.initContainers && { initContainerStatuses: out.spec.initContainers.map(status) }),
+  };
+  return out;
+}
+
+/** What the controller passes: the versions its ControllerRevisions record. */
+function recorded(...versions: SidecarSet[]): PlanOptions {
+  const specs = versions.flatMap((ss, k) => {
+    const revision: StoredRevision = {
+      name: `proxy-set-${k}`,
+      revision: k + 1,
+      data: revisionData(ss),
+      labels: { 'kruise.io/sidecarset-name': 'proxy-set' },
+      annotations: {},
+    };
+    return toSidecarSetRevision(revision)?.spec ?? [];
+  });
+  return { now, versions: resizableVersions(specs) };
+}
+
+const names = (refs: readonly { pod: { name: string } }[]): string[] => refs.map((r) => r.pod.name);
+
+describe('native sidecars in place', () => {
+  const v1 = sidecarSet({ native: true });
+  const v2 = sidecarSet({ native: true, image: 'proxy:2' });
+  const pods = [0, 1, 2, 3].map((i) => injected(i, v1));
+
+  it('injection puts the sidecar among the init containers', () => {
+    assert.equal(pods[0]?.spec.initContainers?.[0]?.name, 'proxy');
+    assert.equal(pods[0].spec.containers.length, 1);
+  });
+
+  it('an image change is upgraded in place, maxUnavailable at a time', () => {
+    const plan = planUpgrade(v2, pods, { now });
+    assert.deepEqual(names(plan.upgrade), ['web-0', 'web-1']);
+    assert.deepEqual(plan.upgrade[0]?.images, [
+      { container: 'proxy', from: 'proxy:1', to: 'proxy:2' },
+    ]);
+    assert.deepEqual(plan.upgrade[0].resources, []);
+    assert.deepEqual(
+      plan.held.map((h) => h.reason),
+      ['MaxUnavailable', 'MaxUnavailable'],
+    );
+    const after = applyPodUpgrade(pods[0] as Pod, plan.upgrade[0]);
+    assert.equal(after.spec.initContainers?.[0]?.image, 'proxy:2');
+    assert.equal(after.spec.containers[0]?.image, 'app:1');
+  });
+
+  it('an upgraded pod is unavailable until its init container status runs the new image', () => {
+    const plan = planUpgrade(v2, pods, { now });
+    const upgraded = [0, 1].map((k) =>
+      applyPodUpgrade(pods[k] as Pod, plan.upgrade[k] as PodUpgrade),
+    );
+    const next = planUpgrade(v2, [...upgraded, ...pods.slice(2)], { now });
+    assert.equal(next.budget.unavailable, 2);
+    assert.deepEqual(names(next.upgrade), []);
+    for (const pod of upgraded) {
+      const status = pod.status?.initContainerStatuses?.[0];
+      if (status) Object.assign(status, { image: 'proxy:2', imageID: 'sha256:proxy:2' });
+    }
+    const done = planUpgrade(v2, [...upgraded, ...pods.slice(2)], { now });
+    assert.equal(done.budget.unavailable, 0);
+    assert.deepEqual(names(done.upgrade), ['web-2', 'web-3']);
+  });
+
+  it('the partition and the canary selector apply as to containers', () => {
+    const canary = sidecarSet({
+      native: true,
+      image: 'proxy:2',
+      strategy: { partition: 1, selector: { matchLabels: { canary: 'true' } } },
+    });
+    const mixed = [
+      injected(0, v1, { canary: 'true' }),
+      injected(1, v1),
+      injected(2, v1, { canary: 'true' }),
+    ];
+    const plan = planUpgrade(canary, mixed, { now });
+    assert.deepEqual(names(plan.upgrade), ['web-0']);
+    assert.deepEqual(
+      plan.held.map((h) => [h.pod.name, h.reason]),
+      [
+        ['web-2', 'Partition'],
+        ['web-1', 'NotSelected'],
+      ],
+    );
+  });
+});
+
+describe('resources in place', () => {
+  const v1 = sidecarSet();
+  const v2 = sidecarSet({ cpu: '200m', memory: '96Mi' });
+  const pods = [0, 1, 2].map((i) => injected(i, v1));
+
+  it('a ControllerRevision of the old spec tells its version apart', () => {
+    const versions = recorded(v1).versions ?? new Map<string, string>();
+    const withoutImage = v1.metadata.annotations?.['kruise.io/sidecarset-hash-without-image'];
+    assert.ok(withoutImage !== undefined && versions.has(withoutImage));
+  });
+
+  it('a resources-only change resizes maxUnavailable pods, defaulting requests to limits', () => {
+    const plan = planUpgrade(v2, pods, recorded(v1, v2));
+    assert.deepEqual(plan.notUpgradable, []);
+    assert.deepEqual(names(plan.upgrade), ['web-0', 'web-1']);
+    const upgrade = plan.upgrade[0];
+    assert.deepEqual(upgrade?.images, []);
+    assert.deepEqual(upgrade.resources, [
+      {
+        container: 'proxy',
+        from: pods[0]?.spec.containers.find((c) => c.name === 'proxy')?.resources,
+        to: {
+          limits: { cpu: '200m', memory: '96Mi' },
+          requests: { cpu: '200m', memory: '96Mi' },
+        },
+      },
+    ]);
+    // The pod records the new without-image hash, so a later image change is image-only again.
+    assert.match(
+      upgrade.annotations['kruise.io/sidecarset-hash-without-image'] ?? '',
+      new RegExp(v2.metadata.annotations?.['kruise.io/sidecarset-hash-without-image'] ?? 'x'),
+    );
+  });
+
+  it('an image and resources change together', () => {
+    const v3 = sidecarSet({ image: 'proxy:3', cpu: '200m' });
+    const plan = planUpgrade(v3, pods, recorded(v1));
+    assert.deepEqual(plan.upgrade[0]?.images, [
+      { container: 'proxy', from: 'proxy:1', to: 'proxy:3' },
+    ]);
+    assert.equal(plan.upgrade[0].resources.length, 1);
+  });
+
+  it('without the old version in a ControllerRevision, nothing changes in place', () => {
+    const plan = planUpgrade(v2, pods, { now });
+    assert.deepEqual(names(plan.upgrade), []);
+    assert.equal(plan.notUpgradable.length, 3);
+    assert.match(plan.notUpgradable[0]?.message ?? '', /no ControllerRevision/);
+  });
+
+  it('an API server without pods/resize: not upgradable, with the reason', () => {
+    const plan = planUpgrade(v2, pods, { ...recorded(v1), podResize: false });
+    assert.deepEqual(names(plan.upgrade), []);
+    assert.match(plan.notUpgradable[0]?.message ?? '', /cannot resize pods in place/);
+  });
+
+  it('a change beyond images and resources is not upgradable', () => {
+    const plan = planUpgrade(sidecarSet({ cpu: '200m', env: 'b' }), pods, recorded(v1));
+    assert.equal(plan.notUpgradable.length, 3);
+    assert.match(plan.notUpgradable[0]?.message ?? '', /other than image and resources/);
+  });
+
+  it('what the API server refuses to resize is not upgradable: QoS class, other resources', () => {
+    // Every container with equal requests and limits would make a BestEffort/Burstable pod
+    // Guaranteed; here the app has none, so a sidecar cannot make the pod BestEffort either.
+    const guaranteed = sidecarSet({ cpu: '100m' });
+    const pod = injected(0, guaranteed);
+    const app = pod.spec.containers.find((c) => c.name === 'app');
+    if (app)
+      app.resources = {
+        limits: { cpu: '1', memory: '1Gi' },
+        requests: { cpu: '1', memory: '1Gi' },
+      };
+    const burstable = withResources(v1, {
+      limits: { cpu: '200m', memory: '64Mi' },
+      requests: { cpu: '50m', memory: '64Mi' },
+    });
+    const qos = planUpgrade(burstable, [pod], recorded(guaranteed));
+    assert.match(qos.notUpgradable[0]?.message ?? '', /Burstable instead of Guaranteed/);
+
+    const storage = withResources(v1, {
+      limits: { cpu: '100m', memory: '64Mi', 'ephemeral-storage': '1Gi' },
+    });
+    const other = planUpgrade(storage, pods, recorded(v1));
+    assert.match(other.notUpgradable[0]?.message ?? '', /ephemeral-storage cannot change in place/);
+  });
+
+  it('a resized pod is unavailable until the kubelet reports its new resources', () => {
+    const plan = planUpgrade(v2, pods, recorded(v1));
+    const resized = plan.upgrade.map((u, k) => {
+      const pod = applyPodUpgrade(pods[k] as Pod, u);
+      return pod;
+    });
+    const next = planUpgrade(v2, [...resized, pods[2] as Pod], recorded(v1));
+    assert.equal(next.budget.unavailable, 2);
+    assert.equal(next.status.updatedPods, 2);
+    assert.equal(next.status.readyPods, 1);
+    assert.deepEqual(names(next.upgrade), []);
+    for (const pod of resized) {
+      const status = pod.status?.containerStatuses?.find((s) => s.name === 'proxy');
+      if (status)
+        status['resources'] = {
+          limits: { cpu: '0.2', memory: '96Mi' },
+          requests: { cpu: '200m', memory: '96Mi' },
+        };
+    }
+    const done = planUpgrade(v2, [...resized, pods[2] as Pod], recorded(v1));
+    assert.equal(done.budget.unavailable, 0);
+    assert.deepEqual(names(done.upgrade), ['web-2']);
+  });
+
+  it('a resize the kubelet reports Infeasible fails the pod and pauses the rollout', () => {
+    const gated = sidecarSet({
+      cpu: '200m',
+      memory: '96Mi',
+      annotations: { 'sidecarset.dev/max-failed-pods': '1' },
+    });
+    const plan = planUpgrade(gated, pods, recorded(v1));
+    const resized = plan.upgrade.map((u, k) => {
+      const pod = applyPodUpgrade(pods[k] as Pod, u);
+      pod.status?.conditions?.push({
+        type: 'PodResizePending',
+        status: 'True',
+        reason: 'Infeasible',
+        message: "Node didn't have enough capacity: cpu",
+      });
+      return pod;
+    });
+    const next = planUpgrade(gated, [...resized, pods[2] as Pod], { ...recorded(v1), now: later });
+    assert.equal(next.health?.failed.length, 2);
+    assert.match(next.health.message, /cannot resize sidecar proxy/);
+    assert.equal(next.stopped, 'UnhealthyPods');
+    // Undone: the pending resize does not hold the pod in flight; it is resized back.
+    const undone = planUpgrade(v1, resized, recorded(v1, gated));
+    assert.deepEqual(names(undone.upgrade), ['web-0', 'web-1']);
+    assert.deepEqual(undone.upgrade[0]?.resources[0]?.to, {
+      limits: { cpu: '100m', memory: '64Mi' },
+      requests: { cpu: '100m', memory: '64Mi' },
+    });
+  });
+});
