@@ -166,7 +166,10 @@ function planLines(plan: UpgradePlan, perPod: boolean): string[] {
     ]);
   }
   (perPod ? plan.upgrade : []).forEach((u, i) => {
-    const images = u.images.map((c) => `${c.container}: ${c.from} → ${c.to}`).join('; ');
+    const images = [
+      ...u.images.map((c) => `${c.container}: ${c.from} → ${c.to}`),
+      ...u.resources.map((r) => `${r.container}: resources → ${JSON.stringify(r.to)}`),
+    ].join('; ');
     rows.push([
       `  ${i + 1}`,
       podKey(u.pod),

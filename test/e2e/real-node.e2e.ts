@@ -577,6 +577,149 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
     });
   });
 
+  // Beyond the image (docs/adr/0022-resources-and-native-sidecars-in-place.md, ADR 21).
+  describe('beyond the image', { concurrency: true }, () => {
+    const resources = (cpu: string, memory: string) => ({
+      limits: { cpu, memory },
+      requests: { cpu, memory },
+    });
+
+    it('resources change in place through pods/resize: nothing restarts, the cgroups follow, maxUnavailable at a time', async () => {
+      const namespace = 'resize';
+      const name = 'resize-sidecarset';
+      await plane().createNamespace(namespace);
+      await createSidecarSet(name, namespace, {
+        updateStrategy: { type: 'RollingUpdate', maxUnavailable: 1 },
+        containers: [
+          {
+            ...sidecarContainer('agent', TEST_IMAGES.sidecarV1),
+            resources: resources('100m', '64Mi'),
+          },
+        ],
+      });
+      const created = await createDeployment(namespace, 3);
+      const before = new Map(created.map((p) => [nameOf(p), must(statusOf(p, 'agent'), 'agent')]));
+      const node = cluster.node();
+      for (const pod of created) {
+        const id = must(statusOf(pod, 'agent')?.containerID, 'containerID');
+        assert.equal(await node.containerCgroupFile(id, 'cpu.cfs_quota_us'), '10000');
+      }
+      const watch = await PodWatch.start(plane().kubeConfig(), namespace);
+      try {
+        await replaceSidecarSet(custom, name, (spec) => {
+          const agent = must((spec['containers'] as Record<string, unknown>[])[0], 'agent');
+          agent['resources'] = resources('200m', '96Mi');
+        });
+        await waitStatus(name, { matchedPods: 3, updatedPods: 3, updatedReadyPods: 3 });
+        for (const pod of await pods(namespace)) {
+          const podName = nameOf(pod);
+          const was = must(before.get(podName), `${podName} before`);
+          const agent = must(statusOf(pod, 'agent'), 'agent status');
+          assert.equal(agent.containerID, was.containerID, `${podName}: the same container`);
+          assert.equal(agent.restartCount, was.restartCount, `${podName}: not restarted`);
+          assert.deepEqual(agent.resources?.limits, { cpu: '200m', memory: '96Mi' });
+          const id = must(agent.containerID, 'containerID');
+          assert.equal(await node.containerCgroupFile(id, 'cpu.cfs_quota_us'), '20000');
+          assert.equal(
+            await node.containerCgroupFile(id, 'memory.limit_in_bytes'),
+            String(96 * 1024 * 1024),
+          );
+        }
+        // Paced: never two pods asked for the new resources before the kubelet applied them.
+        const resizing = new Map<string, boolean>();
+        let worst = 0;
+        for (const pod of watch.history) {
+          const spec = pod.spec?.containers.find((c) => c.name === 'agent')?.resources?.limits;
+          const applied = statusOf(pod, 'agent')?.resources?.limits;
+          resizing.set(nameOf(pod), spec?.['cpu'] === '200m' && applied?.['cpu'] !== '200m');
+          worst = Math.max(worst, [...resizing.values()].filter(Boolean).length);
+        }
+        assert.ok(worst <= 1, `${worst} pods resizing at once`);
+        assert.equal(watch.worstUnready, 0, 'a resize restarts nothing, so no pod left Ready');
+      } finally {
+        watch.stop();
+      }
+    });
+
+    it('a native sidecar (init container, restartPolicy Always) is upgraded in place; the app is untouched', async () => {
+      const namespace = 'native';
+      const name = 'native-sidecarset';
+      await plane().createNamespace(namespace);
+      await createSidecarSet(name, namespace, {
+        updateStrategy: { type: 'RollingUpdate', maxUnavailable: 1 },
+        initContainers: [
+          { ...sidecarContainer('proxy', TEST_IMAGES.sidecarV1), restartPolicy: 'Always' },
+        ],
+      });
+      const created = await createDeployment(namespace, 2);
+      for (const pod of created) {
+        assert.deepEqual(
+          pod.spec?.initContainers?.map((c) => [c.name, c.restartPolicy]),
+          [['proxy', 'Always']],
+        );
+      }
+      const before = new Map(created.map((p) => [nameOf(p), p]));
+      await replaceSidecarSet(custom, name, (spec) => {
+        const proxy = must((spec['initContainers'] as Record<string, unknown>[])[0], 'proxy');
+        proxy['image'] = TEST_IMAGES.sidecarV2;
+      });
+      await waitStatus(name, { matchedPods: 2, updatedPods: 2, updatedReadyPods: 2 });
+      for (const pod of await pods(namespace)) {
+        const was = must(before.get(nameOf(pod)), 'the pod before');
+        assert.ok(runsReady(pod, 'proxy', TEST_IMAGES.sidecarV2), `${nameOf(pod)} runs proxy v2`);
+        assert.equal(
+          statusOf(pod, 'proxy')?.restartCount,
+          (statusOf(was, 'proxy')?.restartCount ?? 0) + 1,
+        );
+        assert.equal(statusOf(pod, 'nginx')?.containerID, statusOf(was, 'nginx')?.containerID);
+        assert.equal(statusOf(pod, 'nginx')?.restartCount, statusOf(was, 'nginx')?.restartCount);
+      }
+    });
+
+    it('a Job whose sidecar has KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT completes: the sidecar is native', async () => {
+      const namespace = 'jobs';
+      await plane().createNamespace(namespace);
+      await createSidecarSet('job-sidecarset', namespace, {
+        containers: [
+          sidecarContainer('logger', TEST_IMAGES.sidecarV1, {
+            KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT: 'true',
+          }),
+        ],
+      });
+      const batch = plane().kubeConfig().makeApiClient(BatchV1Api);
+      await batch.createNamespacedJob({
+        namespace,
+        body: {
+          metadata: { name: 'report' },
+          spec: {
+            backoffLimit: 0,
+            template: {
+              metadata: { labels: { app: 'nginx' } },
+              spec: {
+                hostNetwork: true,
+                restartPolicy: 'Never',
+                terminationGracePeriodSeconds: 2,
+                containers: [{ ...appContainer({ TESTD_EXIT_AFTER: '3s' }), name: 'work' }],
+              },
+            },
+          },
+        },
+      });
+      await eventually(
+        async () =>
+          (await batch.readNamespacedJob({ namespace, name: 'report' })).status?.succeeded === 1,
+        'the Job succeeded',
+        SLOW,
+      );
+      const [pod] = (await core.listNamespacedPod({ namespace })).items;
+      assert.deepEqual(
+        pod?.spec?.initContainers?.map((c) => [c.name, c.restartPolicy]),
+        [['logger', 'Always']],
+      );
+      assert.equal(pod.status?.phase, 'Succeeded');
+    });
+  });
+
   it('with the webhook down (failurePolicy Ignore) a pod starts without its sidecar and is reported missed', async () => {
     const namespace = 'down';
     const name = 'down-agent';

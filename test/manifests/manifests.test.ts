@@ -389,6 +389,7 @@ describe('RBAC', () => {
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
+      { apiGroups: [''], resources: ['pods/resize'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
       {
         apiGroups: ['admissionregistration.k8s.io'],

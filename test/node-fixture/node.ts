@@ -76,6 +76,11 @@ export interface KubeNode {
    * `runs[0]` is the first start, `runs[n]` the n-th restart.
    */
   containerLogs(namespace: string, pod: string, container: string): Promise<string[][]>;
+  /**
+   * A cgroup v1 file of a running container (`cpu.cfs_quota_us`, `memory.limit_in_bytes`…), in
+   * the hierarchy its name starts with; `containerID` as a status reports it (`containerd://…`).
+   */
+  containerCgroupFile(containerID: string, file: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -379,6 +384,13 @@ export async function startNode(options: NodeOptions): Promise<KubeNode> {
       dir,
       runtime,
       loadImage: (archive) => loadImageArchive(runtime, archive),
+      async containerCgroupFile(containerID, file) {
+        const id = containerID.replace(/^[a-z]+:\/\//, '');
+        const hierarchy = join('/sys/fs/cgroup', file.split('.')[0] ?? '', cgroupRoot);
+        const folder = await findFolder(hierarchy, id);
+        if (folder === undefined) throw new Error(`no cgroup of container ${id} in ${hierarchy}`);
+        return (await readFile(join(folder, file), 'utf8')).trim();
+      },
       async containerLogs(namespaceName, pod, container) {
         const podsDir = join(dir, 'pod-logs');
         const prefix = `${namespaceName}_${pod}_`;
@@ -402,4 +414,17 @@ export async function startNode(options: NodeOptions): Promise<KubeNode> {
     await stop();
     throw err;
   }
+}
+
+/** The folder named `name` below `root`, depth first. */
+async function findFolder(root: string, name: string): Promise<string | undefined> {
+  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue;
+    const path = join(root, entry.name);
+    if (entry.name === name) return path;
+    const found = await findFolder(path, name);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

@@ -6,7 +6,7 @@
  * are judged failed by the next round and the health gate (src/core/upgrade/rollout-gate.ts)
  * pauses the rollout where it would.
  */
-import type { Pod } from '../k8s-types.js';
+import type { Container, ContainerStatus, Pod } from '../k8s-types.js';
 import type { SidecarSet } from '../sidecarset-types.js';
 import { applyPodUpgrade } from '../upgrade/change.js';
 import { planUpgrade } from '../upgrade/plan.js';
@@ -142,10 +142,25 @@ function settle(
 ): Pod {
   const next = applyPodUpgrade(pod, upgrade);
   const changed = new Set(upgrade.images.map((c) => c.container));
-  const statuses = next.status?.containerStatuses ?? [];
-  const byName = new Map(statuses.map((s) => [s.name, s]));
   const at = formatTimestamp(now);
   const fails = upgrade.images.some((c) => failing.has(c.to));
+  /** What a kubelet reports once it has applied the containers' spec. */
+  const settled = (containers: readonly Container[], statuses: readonly ContainerStatus[]) =>
+    containers.map((c): ContainerStatus => {
+      const s = statuses.find((status) => status.name === c.name);
+      const resources = c.resources === undefined ? {} : { resources: c.resources };
+      if (s !== undefined && !changed.has(c.name)) return { ...s, ...resources, ready: true };
+      const image = c.image ?? '';
+      return {
+        ...s,
+        ...resources,
+        name: c.name,
+        image,
+        imageID: `simulated://${image}`,
+        ready: !failing.has(image),
+        restartCount: (s?.restartCount ?? 0) + (s === undefined ? 0 : 1),
+      };
+    });
   next.status = {
     ...next.status,
     phase: 'Running',
@@ -153,20 +168,12 @@ function settle(
       ...(next.status?.conditions ?? []).filter((c) => c.type !== 'Ready'),
       { type: 'Ready', status: fails ? 'False' : 'True', lastTransitionTime: at },
     ],
-    containerStatuses: next.spec.containers.map((c) => {
-      const s = byName.get(c.name);
-      const image = c.image ?? '';
-      if (s !== undefined && !changed.has(c.name)) return { ...s, ready: true };
-      return {
-        ...s,
-        name: c.name,
-        image,
-        imageID: `simulated://${image}`,
-        ready: !failing.has(image),
-        restartCount: (s?.restartCount ?? 0) + (s === undefined ? 0 : 1),
-      };
-    }),
+    containerStatuses: settled(next.spec.containers, next.status?.containerStatuses ?? []),
   };
+  const inits = next.spec.initContainers;
+  if (inits !== undefined && next.status.initContainerStatuses !== undefined) {
+    next.status.initContainerStatuses = settled(inits, next.status.initContainerStatuses);
+  }
   return next;
 }
 
