@@ -372,11 +372,15 @@ async function reportNotUpgradable(
   }
   const count = plan.notUpgradable.length;
   if (count > 0 && deps.reported.get(name) !== count) {
+    // OpenKruise's message, then ours: why, with how many pods each.
+    const why = new Map<string, number>();
+    for (const { message } of plan.notUpgradable) why.set(message, (why.get(message) ?? 0) + 1);
+    const reasons = [...why].map(([message, n]) => `${message} (${n})`).join('; ');
     await deps.writer.event(
       sidecarSetRef(ss),
       'Normal',
       'NotUpgradablePods',
-      `SidecarSet in-place update detected ${count} not upgradable pod(s) in this round, will skip them.`,
+      `SidecarSet in-place update detected ${count} not upgradable pod(s) in this round, will skip them. ${reasons}`,
     );
   }
   deps.reported.set(name, count);

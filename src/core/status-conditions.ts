@@ -32,7 +32,7 @@ export const ROLLOUT_STATE_REASONS = {
   paused: 'Paused',
   /** Stalled: failed upgraded pods paused the rollout (condition RolloutPaused). */
   unhealthy: 'UnhealthyPods',
-  /** Stalled: what is left cannot be upgraded in place (a field other than an image changed). */
+  /** Stalled: what is left cannot be upgraded in place (a change beyond images and resources). */
   notUpgradable: 'NotUpgradablePods',
   /** Stalled: what is left cannot take spec.patchPodMetadata. */
   patchPodMetadata: 'PatchPodMetadataError',
@@ -135,8 +135,8 @@ export function rolloutState(summary: RolloutSummary): RolloutState {
   if (notUpgradable > 0) {
     return stalled(
       ROLLOUT_STATE_REASONS.notUpgradable,
-      `${notUpgradable} pod(s) cannot be upgraded in place (a field other than an image ` +
-        `changed; recreate them): ${counts}`,
+      `${notUpgradable} pod(s) cannot be upgraded in place (a change beyond images and ` +
+        `resources; recreate them): ${counts}`,
     );
   }
   if (patchErrors > 0) {

@@ -641,6 +641,68 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
       }
     });
 
+    it('a resize the node cannot fit is Infeasible: the health gate pauses; rollout undo resizes back', async () => {
+      const namespace = 'resize-infeasible';
+      const name = `${namespace}-agent`;
+      await plane().createNamespace(namespace);
+      await createSidecarSet(name, namespace, {
+        updateStrategy: { type: 'RollingUpdate', maxUnavailable: 1 },
+        containers: [
+          {
+            ...sidecarContainer('agent', TEST_IMAGES.sidecarV1),
+            resources: resources('100m', '64Mi'),
+          },
+        ],
+      });
+      const created = await createDeployment(namespace, 2);
+      await waitStatus(name, { matchedPods: 2, updatedReadyPods: 2 });
+      const agents = new Map(created.map((p) => [uidOf(p), statusOf(p, 'agent')?.containerID]));
+      const cpuLimit = (pod: V1Pod) =>
+        pod.spec?.containers.find((c) => c.name === 'agent')?.resources?.limits?.['cpu'];
+
+      await replaceSidecarSet(custom, name, (spec) => {
+        const agent = must((spec['containers'] as Record<string, unknown>[])[0], 'agent');
+        agent['resources'] = resources('64', '64Mi'); // more cpus than the node has
+      });
+      await eventually(
+        async () => (await rolloutPaused(name))?.status === 'True',
+        'RolloutPaused',
+        SLOW,
+      ).catch(async (err: unknown) => {
+        const seen = (await pods(namespace)).map((p) => ({
+          resources: p.spec?.containers.find((c) => c.name === 'agent')?.resources,
+          status: statusOf(p, 'agent')?.resources,
+          conditions: p.status?.conditions,
+          annotations: p.metadata?.annotations,
+        }));
+        throw new Error(`${String(err)}\n${JSON.stringify(seen)}\n${lastWords(serve, 20)}`);
+      });
+      const paused = must(await rolloutPaused(name), 'RolloutPaused');
+      assert.equal(paused.reason, 'UnhealthyPods');
+      assert.match(paused.message ?? '', /cannot resize sidecar agent/);
+      const tried = (await pods(namespace)).filter((p) => cpuLimit(p) === '64');
+      assert.equal(
+        tried.length,
+        1,
+        'maxUnavailable 1: one pod asked for the resize, then the pause',
+      );
+      const pending = tried[0]?.status?.conditions?.find((c) => c.type === 'PodResizePending');
+      assert.equal(pending?.reason, 'Infeasible');
+
+      const undo = await cli(['rollout', 'undo', name]);
+      assert.equal(undo.code, 0, undo.out);
+      await waitStatus(name, { matchedPods: 2, updatedPods: 2, updatedReadyPods: 2, readyPods: 2 });
+      for (const pod of await pods(namespace)) {
+        assert.equal(cpuLimit(pod), '100m', `${nameOf(pod)} resized back`);
+        assert.equal(statusOf(pod, 'agent')?.resources?.limits?.['cpu'], '100m');
+        assert.equal(
+          statusOf(pod, 'agent')?.containerID,
+          agents.get(uidOf(pod)),
+          'never restarted',
+        );
+      }
+    });
+
     it('a native sidecar (init container, restartPolicy Always) is upgraded in place; the app is untouched', async () => {
       const namespace = 'native';
       const name = 'native-sidecarset';

@@ -9,7 +9,7 @@
  * server's RFC 3339 seconds form and `lastProbeTime: null`.
  */
 import { createHash } from 'node:crypto';
-import { clone, isJsonObject } from './json.js';
+import { clone, isJsonObject, jsonEqual } from './json.js';
 import type { JsonObject, JsonValue } from './json.js';
 import type { KubeObject } from './types.js';
 
@@ -32,6 +32,8 @@ export interface SpecContainer {
   readonly image: string;
   /** `Always` on an init container: a native sidecar, which runs beside the containers. */
   readonly restartPolicy?: string;
+  /** Requests and limits: reported in the status as applied (in-place resize, no restart). */
+  readonly resources?: JsonObject;
 }
 
 export interface StatusContext {
@@ -78,6 +80,7 @@ export function specContainers(
     name: typeof c['name'] === 'string' ? c['name'] : '',
     image: typeof c['image'] === 'string' ? c['image'] : '',
     ...(typeof c['restartPolicy'] === 'string' ? { restartPolicy: c['restartPolicy'] } : {}),
+    ...(isJsonObject(c['resources']) ? { resources: c['resources'] } : {}),
   }));
 }
 
@@ -172,6 +175,19 @@ export function containerStatus(
   failure: ImageFailure | undefined,
   now: string,
   backoffSeconds = CRASH_LOOP_BACKOFF_SECONDS,
+): JsonObject {
+  const status = imageStatus(spec, previous, failure, now, backoffSeconds);
+  // A resize is applied to the running container in place (status.containerStatuses[].resources).
+  if (spec.resources === undefined || jsonEqual(status['resources'], spec.resources)) return status;
+  return { ...status, resources: spec.resources };
+}
+
+function imageStatus(
+  spec: SpecContainer,
+  previous: JsonObject | undefined,
+  failure: ImageFailure | undefined,
+  now: string,
+  backoffSeconds: number,
 ): JsonObject {
   const restarts = typeof previous?.['restartCount'] === 'number' ? previous['restartCount'] : 0;
   const ourWaiting =

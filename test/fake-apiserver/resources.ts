@@ -9,6 +9,8 @@ export interface ResourceDef extends ResourceRef {
   readonly namespaced: boolean;
   /** Writes to the main resource keep the old `.status`; `/status` writes change only `.status`. */
   readonly statusSubresource: boolean;
+  /** pods/resize: writes there change only the containers' resources. */
+  readonly resizeSubresource?: boolean;
   /**
    * Served from a CustomResourceDefinition: list items keep apiVersion/kind, PUT requires
    * metadata.resourceVersion, and strategic merge patch is refused (415), as for real CRDs.
@@ -125,6 +127,7 @@ export const DEFAULT_RESOURCES: readonly ResourceDef[] = [
     ...PODS,
     kind: 'Pod',
     statusSubresource: true,
+    resizeSubresource: true,
     fieldSelectors: [
       'spec.nodeName',
       'spec.restartPolicy',

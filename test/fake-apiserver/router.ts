@@ -56,7 +56,12 @@ function resourceList(
         kind: r.kind,
         verbs: ['get', 'patch', 'update'],
       };
-      return r.statusSubresource ? [main, status] : [main];
+      const resize: JsonObject = { ...status, name: `${r.resource}/resize` };
+      return [
+        main,
+        ...(r.statusSubresource ? [status] : []),
+        ...(r.resizeSubresource === true ? [resize] : []),
+      ];
     }),
   };
 }
@@ -140,8 +145,10 @@ function resourceRoute(
 ): ResourceRoute | undefined {
   if (tail.length > 2) return undefined;
   const [name, subresource] = tail;
-  if (subresource !== undefined && !(subresource === 'status' && resource.statusSubresource))
-    return undefined;
+  const served =
+    (subresource === 'status' && resource.statusSubresource) ||
+    (subresource === 'resize' && resource.resizeSubresource === true);
+  if (subresource !== undefined && !served) return undefined;
   return { kind: 'resource', resource, namespace, name, subresource };
 }
 

@@ -22,7 +22,7 @@ import { NAMESPACES, PODS, sameResource } from './resources.js';
 import { listKind, route, verbOf } from './router.js';
 import type { ResourceRoute, Route, Verb } from './router.js';
 import { ObjectStore } from './store.js';
-import type { StoreOptions } from './store.js';
+import type { StoreOptions, WriteOptions } from './store.js';
 import { bookmark, startWatch, watchPredicate } from './watch.js';
 import type { WatchEvent, WatchRequest } from './watch.js';
 
@@ -325,7 +325,10 @@ class FakeApiServerImpl {
     const def = r.resource;
     const name = r.name ?? '';
     const dryRun = query.get('dryRun') === 'All';
-    const subresource = r.subresource === 'status' ? { subresource: 'status' as const } : {};
+    const subresource: WriteOptions =
+      r.subresource === 'status' || r.subresource === 'resize'
+        ? { subresource: r.subresource }
+        : {};
     const body = info.body ?? null;
     switch (verb) {
       case 'get': {

@@ -48,7 +48,7 @@ export interface StoreOptions {
 
 export interface WriteOptions {
   readonly dryRun?: boolean;
-  readonly subresource?: 'status';
+  readonly subresource?: 'status' | 'resize';
 }
 
 export interface DeleteOptions {
@@ -392,7 +392,9 @@ export class ObjectStore {
       throw conflict(def, name);
     }
     let next: KubeObject;
-    if (options.subresource === 'status') {
+    if (options.subresource === 'resize') {
+      next = withResources(old, candidate);
+    } else if (options.subresource === 'status') {
       next = clone(old);
       // Built-in kinds (pod, namespace) take metadata changes on /status too: their status
       // strategies reset only the spec. A custom resource's /status changes only .status.
@@ -526,4 +528,29 @@ function checkSchema(def: ResourceDef, obj: KubeObject): void {
     name,
     problems.length === 1 ? (problems[0] ?? '') : `[${problems.join(', ')}]`,
   );
+}
+
+/**
+ * pods/resize: the old pod with each container's and init container's `resources` taken from
+ * the candidate (matched by name); everything else the candidate says is ignored.
+ */
+function withResources(old: KubeObject, candidate: KubeObject): KubeObject {
+  const next = clone(old);
+  const spec = next['spec'];
+  const wanted = candidate['spec'];
+  if (!isJsonObject(spec) || !isJsonObject(wanted)) return next;
+  for (const list of ['containers', 'initContainers']) {
+    const from = wanted[list];
+    const to = spec[list];
+    if (!Array.isArray(from) || !Array.isArray(to)) continue;
+    for (const container of to) {
+      if (!isJsonObject(container)) continue;
+      const match = from.find((c) => isJsonObject(c) && c['name'] === container['name']);
+      if (!isJsonObject(match)) continue;
+      const resources = match['resources'];
+      if (resources === undefined) delete container['resources'];
+      else container['resources'] = resources;
+    }
+  }
+  return next;
 }

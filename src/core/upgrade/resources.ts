@@ -99,7 +99,7 @@ export function resizeRefusal(
 export function resourcesApplied(pod: Readonly<Pod>, container: Readonly<Container>): boolean {
   const reported = containerStatus(pod, container.name)?.['resources'];
   if (!isPlainObject(reported)) return true;
-  const spec = defaulted(container.resources ?? {});
+  const spec = container.resources ?? {};
   for (const kind of KINDS) {
     const want = quantities(spec, kind);
     const have = quantities(reported as JsonObject, kind);
