@@ -9,7 +9,7 @@ import { registerProcessMetrics } from '../server/process-metrics.js';
 import type { Io } from './io.js';
 import { closeOnSignal } from './io.js';
 import type { ControllerFlags } from './flags.js';
-import { clusterKubeConfig, launchController } from './serve.js';
+import { clusterKubeConfig, launchController } from './serve-cluster.js';
 
 export interface ControllerCommandOptions extends ControllerFlags {
   kubeconfig?: string;
