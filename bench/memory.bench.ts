@@ -7,8 +7,10 @@
  * Deployment's memory request and limit (manifests/base/webhook/deployment.yaml) come from these
  * rows; docs/deploy.md explains the arithmetic.
  *
- * A last row caches 1,000 SidecarSets (each like the article's, with a selector and a container
- * of its own) and no pods, for the cost per SidecarSet.
+ * Two rows load 1,000 SidecarSets: files mode with the admission benchmarks' realistic ones
+ * (bench/admission-fixtures.ts: selectors, namespaces, a container and a volume each), and cluster
+ * mode with SidecarSets like the article's, each with a selector and a container of its own, and
+ * no pods, for the cost per SidecarSet.
  *
  * Runs dist/ through bin/sidecarset.js: `npm run build` first (npm ci does it).
  *
@@ -19,6 +21,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { request } from 'node:https';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,12 +33,15 @@ import type { SidecarSet } from '../src/core/sidecarset-types.js';
 import type { JsonObject } from '../test/fake-apiserver/index.js';
 import { PODS, SIDECARSETS, startFakeApiServer } from '../test/fake-apiserver/index.js';
 import { nginxPod } from '../test/controller/cluster.js';
+import { REALISTIC_REVIEW, writeSidecarSets } from './admission-fixtures.js';
 
 const root = new URL('../', import.meta.url).pathname;
 const counts = (process.env['BENCH_POD_COUNTS'] ?? '0,10000,30000').split(',').map(Number);
 const settleMs = Number(process.env['BENCH_SETTLE_MS'] ?? 4000);
 const sidecarSetCount = Number(process.env['BENCH_SIDECARSETS'] ?? 1000);
 const MiB = 1024 * 1024;
+/** Admissions a files-mode row answers before it is measured. */
+const ADMISSIONS = 200;
 
 async function rssOf(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
@@ -45,10 +51,11 @@ async function rssOf(pid: number): Promise<number> {
 
 interface Started {
   child: ChildProcess;
+  url: string;
   metricsUrl: string;
 }
 
-/** Starts `node <args>`; for serve, resolves with its metrics URL once it listens. */
+/** Starts `node <args>`; for serve, resolves with its URLs once it listens. */
 function start(args: readonly string[]): Promise<Started> {
   const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
@@ -57,10 +64,12 @@ function start(args: readonly string[]): Promise<Started> {
     });
     createInterface({ input: child.stdout }).on('line', (line) => {
       if (!line.startsWith('{')) return;
-      const entry = JSON.parse(line) as { msg?: string; metricsUrl?: string };
-      if (entry.msg === 'webhook listening') resolve({ child, metricsUrl: entry.metricsUrl ?? '' });
+      const entry = JSON.parse(line) as { msg?: string; url?: string; metricsUrl?: string };
+      if (entry.msg === 'webhook listening') {
+        resolve({ child, url: entry.url ?? '', metricsUrl: entry.metricsUrl ?? '' });
+      }
     });
-    if (args[0] === '-e') resolve({ child, metricsUrl: '' });
+    if (args[0] === '-e') resolve({ child, url: '', metricsUrl: '' });
   });
 }
 
@@ -126,13 +135,7 @@ async function clusterRow(pods: number, sidecarSets: number, dir: string): Promi
     }
     const kubeconfig = join(dir, `kubeconfig-${pods}-${sidecarSets}`);
     await writeFile(kubeconfig, api.kubeConfig().exportConfig());
-    const { child, metricsUrl } = await start([
-      'bin/sidecarset.js',
-      'serve',
-      '--kubeconfig',
-      kubeconfig,
-      ...common(dir),
-    ]);
+    const { child, metricsUrl } = await serve(dir, '--kubeconfig', kubeconfig);
     try {
       for (;;) {
         const cached = await metric(metricsUrl, 'sidecarset_controller_cached_pods');
@@ -146,6 +149,38 @@ async function clusterRow(pods: number, sidecarSets: number, dir: string): Promi
   } finally {
     await api.close();
   }
+}
+
+/** Sends the realistic pod's AdmissionReview `times` times, one at a time. */
+async function admit(url: string, times: number): Promise<void> {
+  const body = await readFile(REALISTIC_REVIEW);
+  const target = new URL('/mutate-pods', url);
+  const headers = { 'content-type': 'application/json' };
+  for (let i = 0; i < times; i++) {
+    await new Promise<void>((resolve, reject) => {
+      request(target, { method: 'POST', headers, rejectUnauthorized: false }, (res) => {
+        res.resume().on('end', resolve);
+      })
+        .on('error', reject)
+        .end(body);
+    });
+  }
+}
+
+/** Files mode once it has answered some admissions, as a serving webhook is measured. */
+async function filesRow(sidecarSets: string, dir: string): Promise<number> {
+  const { child, url } = await serve(dir, '--sidecarsets', sidecarSets);
+  try {
+    await admit(url, ADMISSIONS);
+    return await settledRss(child.pid ?? 0);
+  } finally {
+    await stop(child);
+  }
+}
+
+/** The built `sidecarset serve` with `args`, on free ports, its files in `dir`. */
+function serve(dir: string, ...args: string[]): Promise<Started> {
+  return start(['bin/sidecarset.js', 'serve', ...args, ...common(dir)]);
 }
 
 function common(dir: string): string[] {
@@ -168,19 +203,13 @@ try {
   const bare = await start(['-e', 'setInterval(() => {}, 1000)']);
   const baseline = await settledRss(bare.child.pid ?? 0);
   await stop(bare.child);
-  const files = await start([
-    'bin/sidecarset.js',
-    'serve',
-    '--sidecarsets',
-    'examples/logtail-sidecarset.yaml',
-    ...common(dir),
-  ]);
-  const filesRss = await settledRss(files.child.pid ?? 0);
-  await stop(files.child);
-
   const rows: [string, number][] = [
     ['bare node (baseline)', baseline],
-    ['serve, files mode, 1 SidecarSet', filesRss],
+    ['serve, files mode, 1 SidecarSet', await filesRow('examples/logtail-sidecarset.yaml', dir)],
+    [
+      `serve, files mode, ${sidecarSetCount} SidecarSets`,
+      await filesRow(await writeSidecarSets(dir, sidecarSetCount), dir),
+    ],
   ];
   const cluster = new Map<number, number>();
   for (const pods of counts) {

@@ -351,15 +351,7 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
         .argParser(parsePositive)
         .default(DEFAULT_SERVER_LIMITS.maxConnections),
     )
-    .addOption(
-      new Option(
-        '--max-cache-staleness <seconds>',
-        '/readyz answers 503 once a cluster cache has failed to list or watch for longer (0: never)',
-      )
-        .env('SIDECARSET_MAX_CACHE_STALENESS')
-        .argParser(parseNonNegative)
-        .default(DEFAULT_MAX_CACHE_STALENESS_SECONDS),
-    )
+    .addOption(maxCacheStalenessOption())
     .addOption(
       new Option(
         '--max-inflight-body-bytes <size>',
@@ -396,7 +388,8 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
         .env('SIDECARSET_LOG_LEVEL')
         .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace'])
         .default('info'),
-    );
+    )
+    .addOption(maxCacheStalenessOption());
   addControllerOptions(controller).action(async (opts: ControllerCommandOptions) => {
     const { runController } = await import('./controller.js');
     exitCode = await runController(opts, io);
@@ -417,6 +410,17 @@ export async function main(argv: readonly string[], io: Io, env: MainEnv = {}): 
 /** Where a kubeconfig is looked for, in order (src/k8s/kubeconfig.ts). */
 const KUBECONFIG_HELP = 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)';
 const SIDECARSETS_HELP = 'SidecarSet manifests: a file, a directory, or - for stdin';
+
+/** Of `serve` and `controller` alike (src/server/health-routes.ts). */
+function maxCacheStalenessOption(): Option {
+  return new Option(
+    '--max-cache-staleness <seconds>',
+    '/readyz answers 503 once a cluster cache has failed to list or watch for longer (0: never)',
+  )
+    .env('SIDECARSET_MAX_CACHE_STALENESS')
+    .argParser(parseNonNegative)
+    .default(DEFAULT_MAX_CACHE_STALENESS_SECONDS);
+}
 
 function addControllerOptions(command: Command): Command {
   const d = DEFAULT_CONTROLLER_FLAGS;

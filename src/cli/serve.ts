@@ -5,7 +5,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 
 import { SidecarSetError } from '../core/errors.js';
@@ -14,30 +13,23 @@ import type { JobSidecarMode } from '../core/inject/job-sidecars.js';
 import { createFilesSource } from '../cache/files-source.js';
 import type { SnapshotSource } from '../cache/snapshot.js';
 import type { Controller } from '../controller/controller.js';
-import { createController } from '../controller/controller.js';
-import { createCertificateManager } from '../k8s/certificates.js';
 import type { WebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
-import { createClusterSource } from '../k8s/cluster-source.js';
-import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
-import { observeApiRequests } from '../k8s/api-metrics.js';
-import { loadKubeConfig } from '../k8s/kubeconfig.js';
-import { createClientMetrics } from '../server/client-metrics.js';
-import { createControllerMetrics } from '../server/controller-metrics.js';
 import { buildApp, buildHealthApp } from '../server/app.js';
 import { writeLinesTogether } from '../server/log-batching.js';
 import type { ShutdownStep } from './shutdown-steps.js';
 import { runShutdownSteps } from './shutdown-steps.js';
 import type { ServerLimits } from '../server/http-server.js';
 import { DEFAULT_SERVER_LIMITS, replaceCertificate } from '../server/http-server.js';
-import { DEFAULT_CERTIFICATE_TIMES, serviceDnsNames } from '../server/cert-plan.js';
+import { serviceDnsNames } from '../server/cert-plan.js';
 import type { WebhookMetrics } from '../server/metrics.js';
 import { createMetrics } from '../server/metrics.js';
 import type { TlsPair, TlsWatch } from '../server/tls.js';
 import { ensureDevCertificates, readTlsPair, watchTlsPair } from '../server/tls.js';
 import type { Io } from './io.js';
 import { UsageError, closeOnSignal } from './io.js';
-import type { ControllerFlags } from './flags.js';
 import { DEFAULT_CONTROLLER_FLAGS } from './flags.js';
+import type { ControllerFlags } from './flags.js';
+import type * as ClusterWiring from './serve-cluster.js';
 
 export interface ServeOptions {
   sidecarsets?: string;
@@ -129,17 +121,14 @@ async function startAll(
 ): Promise<Omit<Served, 'close'>> {
   // The cache-size gauge reads the source lazily, at scrape time.
   const metrics = createMetrics(() => source);
-  const kubeConfig =
-    options.sidecarsets === undefined
-      ? clusterKubeConfig(options.kubeconfig, metrics.registry)
-      : undefined;
-  const source = createSource(options, kubeConfig, logger, metrics);
+  const cluster = await clusterOf(options, metrics);
+  const source = createSource(options, cluster, logger, metrics);
   stops.push({ what: 'SidecarSet cache', stop: () => source.stop() });
-  const controller = startControllerIfWanted(options, kubeConfig, logger, metrics.registry);
+  const controller = startControllerIfWanted(options, cluster, logger, metrics);
   if (controller) stops.push({ what: 'controller', stop: () => controller.stop() });
   // Certificate changes before the app exists are already in tls.pair.
   let swap: (pair: TlsPair) => void = () => undefined;
-  const tls = await loadCertificate(options, kubeConfig, logger, stops, (pair) => {
+  const tls = await loadCertificate(options, cluster, logger, stops, (pair) => {
     swap(pair);
   });
   metrics.certificateExpiry.set(tls.pair.notAfter.getTime() / 1000);
@@ -213,13 +202,29 @@ export async function runServe(options: ServeOptions, io: Io): Promise<number> {
   return 0;
 }
 
+/** Cluster mode: the KubeConfig, and the module that wires what uses it (src/cli/serve-cluster.ts). */
+interface Cluster {
+  kubeConfig: KubeConfig;
+  wiring: typeof ClusterWiring;
+}
+
+/** Undefined in files mode, which so never loads @kubernetes/client-node. */
+async function clusterOf(
+  options: ServeOptions,
+  metrics: WebhookMetrics,
+): Promise<Cluster | undefined> {
+  if (options.sidecarsets !== undefined) return undefined;
+  const wiring = await import('./serve-cluster.js');
+  return { kubeConfig: wiring.clusterKubeConfig(options.kubeconfig, metrics.registry), wiring };
+}
+
 function createSource(
   options: ServeOptions,
-  kubeConfig: KubeConfig | undefined,
+  cluster: Cluster | undefined,
   logger: Logger,
   metrics: WebhookMetrics,
 ): SnapshotSource {
-  if (options.sidecarsets !== undefined || kubeConfig === undefined) {
+  if (cluster === undefined) {
     return createFilesSource({
       sidecarSets: options.sidecarsets ?? '',
       ...(options.namespaces ? { namespaces: options.namespaces } : {}),
@@ -229,87 +234,34 @@ function createSource(
       },
     });
   }
-  return createClusterSource({
-    kubeConfig,
+  return cluster.wiring.clusterSource(
+    cluster.kubeConfig,
     logger,
-    revisionNamespace: (options.controllerOptions ?? DEFAULT_CONTROLLER_FLAGS)
-      .leaderElectionNamespace,
-    onRelist: () => {
+    (options.controllerOptions ?? DEFAULT_CONTROLLER_FLAGS).leaderElectionNamespace,
+    () => {
       metrics.reloads.inc({ result: 'relist' });
     },
-  });
-}
-
-/**
- * The cluster's KubeConfig, its API requests sharing keep-alive connections and counted in
- * `registry` (rest_client_*).
- */
-export function clusterKubeConfig(file: string | undefined, registry: Registry): KubeConfig {
-  return observeApiRequests(
-    shareKeepAliveAgent(loadKubeConfig(file)),
-    createClientMetrics(registry),
   );
 }
 
 /** The upgrade controller beside the webhook: on by default in cluster mode, off in files mode. */
 function startControllerIfWanted(
   options: ServeOptions,
-  kubeConfig: KubeConfig | undefined,
+  cluster: Cluster | undefined,
   logger: Logger,
-  registry: Registry,
+  metrics: WebhookMetrics,
 ): Controller | undefined {
   if (options.controller === false) return undefined;
-  if (kubeConfig === undefined) {
+  if (cluster === undefined) {
     logger.info('files mode: the upgrade controller needs a cluster and is not started');
     return undefined;
   }
-  return launchController(
-    kubeConfig,
+  return cluster.wiring.launchController(
+    cluster.kubeConfig,
     options.controllerOptions ?? DEFAULT_CONTROLLER_FLAGS,
     logger,
-    registry,
+    metrics.registry,
   );
-}
-
-/** Creates and starts the controller; start-up failures are logged, not thrown. */
-export function launchController(
-  kubeConfig: KubeConfig,
-  flags: ControllerFlags,
-  logger: Logger,
-  registry: Registry,
-): Controller {
-  const hooks = createControllerMetrics(registry, () => ({
-    leading: controller.leading(),
-    cachedPods: controller.cachedPods(),
-  }));
-  const controller = createController({
-    kubeConfig,
-    logger,
-    workers: flags.workers,
-    qps: flags.qps,
-    burst: flags.burst,
-    dryRun: flags.dryRun,
-    podEvents: flags.podEvents,
-    podWebhookScope: {
-      configurationName: flags.podWebhookConfiguration,
-      enabled: flags.scopePodWebhook,
-    },
-    namespace: flags.leaderElectionNamespace,
-    ...(flags.leaderElect
-      ? { leaderElection: { namespace: flags.leaderElectionNamespace, name: flags.leaseName } }
-      : {}),
-    ...hooks,
-  });
-  const starting = controller.start().catch((err: unknown) => {
-    logger.error({ err }, 'the upgrade controller failed to start');
-  });
-  return {
-    ...controller,
-    async stop(stopOptions) {
-      await controller.stop(stopOptions);
-      await starting;
-    },
-  };
 }
 
 /** --cert and --key at start: a pair that cannot be used is the user's input, not a bug. */
@@ -327,7 +279,7 @@ async function readUserTlsPair(cert: string, key: string): Promise<TlsPair> {
 
 async function loadCertificate(
   options: ServeOptions,
-  kubeConfig: KubeConfig | undefined,
+  cluster: Cluster | undefined,
   logger: Logger,
   stops: ShutdownStep[],
   onChange: (pair: TlsPair) => void,
@@ -336,11 +288,21 @@ async function loadCertificate(
     return { pair: await readUserTlsPair(options.cert, options.key) };
   }
   // A pod's client-node config is named inClusterContext (KubeConfig.loadFromCluster).
-  const inCluster = kubeConfig?.getCurrentContext() === 'inClusterContext';
+  const inCluster = cluster?.kubeConfig.getCurrentContext() === 'inClusterContext';
   const secret = options.certSecret ?? (inCluster ? DEFAULT_CERT_SECRET : undefined);
-  if (kubeConfig !== undefined && secret !== undefined && secret !== '') {
-    const where = { kubeConfig, secretName: secret };
-    return { pair: await manageCertificate(options, where, logger, stops, onChange) };
+  if (cluster !== undefined && secret !== undefined && secret !== '') {
+    const namespace = (options.controllerOptions ?? DEFAULT_CONTROLLER_FLAGS)
+      .leaderElectionNamespace;
+    const where = {
+      kubeConfig: cluster.kubeConfig,
+      secretName: secret,
+      namespace,
+      webhookConfigurations: options.webhookConfigurations ?? DEFAULT_WEBHOOK_CONFIGURATIONS,
+      dnsNames: options.certDnsNames ?? serviceDnsNames(WEBHOOK_SERVICE, namespace),
+      ipAddresses: options.certIpAddresses ?? [],
+      ...(options.certResyncMs === undefined ? {} : { resyncMs: options.certResyncMs }),
+    };
+    return { pair: await cluster.wiring.manageCertificate(where, logger, stops, onChange) };
   }
   const dev = await ensureDevCertificates(options.devCertDir, new Date());
   logger.warn(
@@ -348,47 +310,6 @@ async function loadCertificate(
     'no --cert/--key: serving a development certificate for localhost (not for clusters)',
   );
   return { pair: await readTlsPair(dev.certFile, dev.keyFile), caFile: dev.caFile };
-}
-
-/**
- * The CA and serving certificate in a Secret, made, shared by the replicas and renewed by
- * src/k8s/certificates.ts, which also keeps the webhook configurations' caBundle. Resolves with
- * the pair once the Secret is settled; later pairs go to onChange.
- */
-async function manageCertificate(
-  options: ServeOptions,
-  { kubeConfig, secretName }: { kubeConfig: KubeConfig; secretName: string },
-  logger: Logger,
-  stops: ShutdownStep[],
-  onChange: (pair: TlsPair) => void,
-): Promise<TlsPair> {
-  const namespace = (options.controllerOptions ?? DEFAULT_CONTROLLER_FLAGS).leaderElectionNamespace;
-  let first = true;
-  const manager = createCertificateManager({
-    kubeConfig,
-    namespace,
-    secretName,
-    webhookConfigurations: options.webhookConfigurations ?? DEFAULT_WEBHOOK_CONFIGURATIONS,
-    policy: {
-      ...DEFAULT_CERTIFICATE_TIMES,
-      dnsNames: options.certDnsNames ?? serviceDnsNames(WEBHOOK_SERVICE, namespace),
-      ipAddresses: options.certIpAddresses ?? [],
-    },
-    logger,
-    ...(options.certResyncMs === undefined ? {} : { resyncMs: options.certResyncMs }),
-    onCertificate: (pair) => {
-      if (!first) onChange(pair);
-    },
-  });
-  const pair = await manager.ensure();
-  first = false;
-  logger.info(
-    { secret: `${namespace}/${secretName}`, notAfter: pair.notAfter.toISOString() },
-    'serving the self-managed certificate',
-  );
-  manager.start();
-  stops.push({ what: 'certificate manager', stop: () => manager.stop() });
-  return pair;
 }
 
 /** New connections get the new certificate; connections already open keep theirs. */

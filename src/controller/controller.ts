@@ -7,6 +7,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
+import type { FailingCache } from '../cache/snapshot.js';
 import type { Pod } from '../core/k8s-types.js';
 import type { SidecarSet } from '../core/sidecarset-types.js';
 import type { CachedNamespace } from '../k8s/collections.js';
@@ -22,6 +23,7 @@ import { defaultIdentity, startLeaderElection } from '../k8s/leader-election.js'
 import { createKubeWriter } from '../k8s/kube-writer.js';
 import type { Reflector } from '../k8s/reflector.js';
 import { createReflector, objectKey } from '../k8s/reflector.js';
+import { failingCaches } from '../k8s/failing-caches.js';
 import type { StoredRevision } from '../core/revisions/history.js';
 import { toSidecarSetRevision } from '../core/revisions/history.js';
 import {
@@ -111,6 +113,8 @@ export interface Controller {
   /** Stops reconciling and the caches; `release: false` keeps the Lease, as a crash would. */
   stop(options?: { release?: boolean }): Promise<void>;
   synced(): boolean;
+  /** The caches not current now because their list or watch fails. */
+  failing(): FailingCache[];
   leading(): boolean;
   cachedPods(): number;
 }
@@ -375,6 +379,13 @@ export function createController(options: ControllerOptions): Controller {
     },
     synced: () =>
       sidecarSets.synced() && namespaces.synced() && podCache.synced() && revisions.synced(),
+    failing: () =>
+      failingCaches({
+        SidecarSets: sidecarSets,
+        Namespaces: namespaces,
+        Pods: podCache,
+        ControllerRevisions: revisions,
+      }),
     leading: () => leading,
     cachedPods: () => pods.size(),
   };

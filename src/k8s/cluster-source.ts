@@ -13,7 +13,7 @@ import { withHashes } from '../core/hash.js';
 import type { SidecarSet } from '../core/sidecarset-types.js';
 import { formatFieldErrors } from '../core/validation/field-error.js';
 import { validateSidecarSetSchema } from '../core/validation/sidecarset.js';
-import type { FailingCache, Snapshot, SnapshotSource } from '../cache/snapshot.js';
+import type { Snapshot, SnapshotSource } from '../cache/snapshot.js';
 import { makeSnapshot } from '../cache/snapshot.js';
 import type { CachedNamespace } from './collections.js';
 import {
@@ -25,6 +25,7 @@ import {
 } from './collections.js';
 import type { Backoff, Reflector, ReflectorHandlers } from './reflector.js';
 import { createReflector } from './reflector.js';
+import { failingCaches } from './failing-caches.js';
 import {
   DEFAULT_REVISION_NAMESPACE,
   createRevisionReflector,
@@ -113,20 +114,12 @@ export function createClusterSource(options: ClusterSourceOptions): SnapshotSour
       return snapshot;
     },
     isSynced: () => sidecarSets.synced() && namespaces.synced() && revisions.synced(),
-    failing() {
-      const caches: [string, Reflector<unknown>][] = [
-        ['SidecarSets', sidecarSets],
-        ['Namespaces', namespaces],
-        ['ControllerRevisions', revisions],
-      ];
-      const out: FailingCache[] = [];
-      for (const [name, reflector] of caches) {
-        const sinceMs = reflector.failingSince();
-        if (sinceMs !== undefined)
-          out.push({ name, sinceMs, reason: reflector.lastFailure() ?? '' });
-      }
-      return out;
-    },
+    failing: () =>
+      failingCaches({
+        SidecarSets: sidecarSets,
+        Namespaces: namespaces,
+        ControllerRevisions: revisions,
+      }),
     async start() {
       await Promise.all([sidecarSets.start(), namespaces.start(), revisions.start()]);
     },

@@ -27,6 +27,7 @@ import {
   DEFAULT_MAX_CACHE_STALENESS_SECONDS,
   registerHealthRoutes,
   sendStatus,
+  staleCachesReason,
   statusBody,
 } from './health-routes.js';
 import type { CertificatePair, ServerLimits } from './http-server.js';
@@ -338,24 +339,14 @@ export function webhookHealth(
     Partial<Pick<AppDeps, 'now'>>,
 ): HealthDeps {
   const { source } = deps;
-  const maxMs = (deps.maxCacheStalenessSeconds ?? DEFAULT_MAX_CACHE_STALENESS_SECONDS) * 1000;
+  const maxSeconds = deps.maxCacheStalenessSeconds ?? DEFAULT_MAX_CACHE_STALENESS_SECONDS;
   const now = deps.now ?? ((): Date => new Date());
   return {
     notReady: () => {
       if (!source.isSynced()) return 'the SidecarSet cache has not synced yet';
-      if (maxMs <= 0) return undefined;
-      return staleReason(source, now().getTime(), maxMs);
+      const failing = source.failing?.() ?? [];
+      return staleCachesReason('the SidecarSet cache is', failing, now().getTime(), maxSeconds);
     },
     registry: deps.metrics.registry,
   };
-}
-
-function staleReason(source: SnapshotSource, nowMs: number, maxMs: number): string | undefined {
-  const stale = (source.failing?.() ?? []).filter((c) => nowMs - c.sinceMs > maxMs);
-  if (stale.length === 0) return undefined;
-  const each = stale.map(
-    (c) =>
-      `${c.name}: list/watch failing for ${Math.round((nowMs - c.sinceMs) / 1000)} s (${c.reason})`,
-  );
-  return `the SidecarSet cache is stale, over --max-cache-staleness ${maxMs / 1000} s: ${each.join('; ')}`;
 }

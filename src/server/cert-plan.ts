@@ -8,10 +8,11 @@
  * belong together, whose certificate the CA signed for the wanted name and which stays valid beyond
  * the renewal window is reused, anything else is replaced. Unlike OpenKruise, a serving
  * certificate that only needs renewing keeps its CA, so the caBundle does not change.
+ *
+ * selfsigned, with the x509 libraries under it (~15 MiB of resident set), is imported only when a
+ * certificate is issued: a webhook given --cert/--key, or reusing its certificate, never needs it.
  */
 import { X509Certificate, createPrivateKey, randomBytes } from 'node:crypto';
-
-import { generate } from 'selfsigned';
 
 /** The CA and the serving certificate, PEM. */
 export interface CertificateBundle {
@@ -215,6 +216,7 @@ export async function issueBundle(
   ca?: { caCert: string; caKey: string },
 ): Promise<CertificateBundle> {
   const authority = ca ?? (await newCa(now, policy.caValidityMs));
+  const { generate } = await import('selfsigned');
   const serving = await generate(
     [{ name: 'commonName', value: policy.dnsNames[0] ?? 'sidecarset-webhook' }],
     {
@@ -243,6 +245,7 @@ export async function issueBundle(
 async function newCa(now: Date, validityMs: number): Promise<{ caCert: string; caKey: string }> {
   // A name of its own: TLS clients find the issuer by name.
   const name = `sidecarset CA ${randomBytes(4).toString('hex')}`;
+  const { generate } = await import('selfsigned');
   const ca = await generate([{ name: 'commonName', value: name }], {
     keyType: 'ec',
     algorithm: 'sha256',

@@ -3,6 +3,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 
 import type { Registry } from 'prom-client';
 
+import type { FailingCache } from '../cache/snapshot.js';
+
 /** A cache failing for longer than this is stale: /readyz answers 503 (docs/troubleshooting.md). */
 export const DEFAULT_MAX_CACHE_STALENESS_SECONDS = 30;
 
@@ -13,6 +15,27 @@ export interface HealthDeps {
    */
   notReady: () => string | undefined;
   registry: Registry;
+}
+
+/**
+ * Why /readyz answers 503 when caches have failed to list or watch for longer than
+ * --max-cache-staleness (`maxSeconds`; 0 never): they answer from an old state. `what` names
+ * them, as the subject of "stale".
+ */
+export function staleCachesReason(
+  what: string,
+  failing: readonly FailingCache[],
+  nowMs: number,
+  maxSeconds: number,
+): string | undefined {
+  const maxMs = maxSeconds * 1000;
+  const stale = maxMs <= 0 ? [] : failing.filter((c) => nowMs - c.sinceMs > maxMs);
+  if (stale.length === 0) return undefined;
+  const each = stale.map(
+    (c) =>
+      `${c.name}: list/watch failing for ${Math.round((nowMs - c.sinceMs) / 1000)} s (${c.reason})`,
+  );
+  return `${what} stale, over --max-cache-staleness ${maxSeconds} s: ${each.join('; ')}`;
 }
 
 export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): void {

@@ -5,12 +5,13 @@ import { describe, it } from 'node:test';
 import { runCli } from '../support/cli.js';
 
 describe('controller flags', () => {
-  it('both commands offer --pod-events and --dry-run', async () => {
+  it('both commands offer --pod-events, --dry-run and --max-cache-staleness', async () => {
     for (const command of ['serve', 'controller']) {
       const help = await runCli([command, '--help']);
       assert.equal(help.code, 0);
       assert.match(help.stdout, /--pod-events \[bool\]/);
       assert.match(help.stdout, /--dry-run \[bool\]/);
+      assert.match(help.stdout, /--max-cache-staleness <seconds>/);
     }
   });
 

@@ -1,7 +1,8 @@
 /**
  * /readyz and stale caches (issue 23): a cache whose list or watch has failed for longer than
  * --max-cache-staleness makes /readyz answer 503 with the reason, while /healthz stays ok; the
- * cluster source reports its failing caches while the API server warms up after a restart.
+ * cluster source reports its failing caches while the API server warms up after a restart. The
+ * standalone controller's /readyz (src/cli/controller.ts) does the same with its own caches.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -10,10 +11,13 @@ import { pino } from 'pino';
 
 import type { FailingCache, SnapshotSource } from '../../src/cache/snapshot.js';
 import { makeSnapshot } from '../../src/cache/snapshot.js';
+import { controllerNotReady } from '../../src/cli/controller.js';
+import { createController } from '../../src/controller/controller.js';
 import { createClusterSource } from '../../src/k8s/cluster-source.js';
 import { buildHealthApp } from '../../src/server/app.js';
 import { createMetrics } from '../../src/server/metrics.js';
 import { withServer } from '../fake-apiserver/harness.js';
+import type { FakeApiServer } from '../fake-apiserver/server.js';
 import { eventually } from '../support/eventually.js';
 
 function fakeSource(failing: FailingCache[], synced = true): SnapshotSource {
@@ -46,6 +50,29 @@ async function probes(
   } finally {
     await app.close();
   }
+}
+
+/**
+ * With a watch open per cache (`all`, sorted), cuts them while the API server warms up: every
+ * cache is reported failing, then none once it is ready.
+ */
+async function failWhileWarmingUp(
+  server: FakeApiServer,
+  failing: () => FailingCache[],
+  all: string[],
+): Promise<void> {
+  await server.control.waitForWatches((open) => open.length === all.length);
+  assert.deepEqual(failing(), []);
+  const warmUp = server.control.warmUp();
+  server.control.closeWatches(() => true, { abrupt: true });
+  const names = (): string =>
+    failing()
+      .map((c) => c.name)
+      .sort()
+      .join();
+  await eventually(() => names() === all.join(), 'every cache failing', 10_000);
+  warmUp.end();
+  await eventually(() => names() === '', 'the caches current again', 10_000);
 }
 
 describe('/readyz and stale caches', () => {
@@ -93,17 +120,41 @@ describe('/readyz and stale caches', () => {
       });
       try {
         await source.start();
-        await server.control.waitForWatches((open) => open.length === 3);
-        assert.deepEqual(source.failing?.(), []);
-        const warmUp = server.control.warmUp();
-        server.control.closeWatches(() => true, { abrupt: true });
-        const names = (): string[] => (source.failing?.() ?? []).map((c) => c.name).sort();
         const all = ['ControllerRevisions', 'Namespaces', 'SidecarSets'];
-        await eventually(() => names().join() === all.join(), 'every cache failing', 10_000);
-        warmUp.end();
-        await eventually(() => names().length === 0, 'the caches current again', 10_000);
+        await failWhileWarmingUp(server, () => source.failing?.() ?? [], all);
       } finally {
         await source.stop();
+      }
+    });
+  });
+
+  it('the standalone controller answers the same way from its own caches', () => {
+    const controller = { synced: () => true, failing: () => failing };
+    const at = (nowMs: number, maxSeconds: number): string | undefined =>
+      controllerNotReady(controller, maxSeconds, () => nowMs)();
+    assert.equal(at(130_000, 30), undefined);
+    assert.equal(
+      at(142_000, 30),
+      'the controller caches are stale, over --max-cache-staleness 30 s: ' +
+        'SidecarSets: list/watch failing for 42 s (Forbidden (HTTP 403))',
+    );
+    assert.equal(at(10_000_000, 0), undefined);
+    const syncing = { synced: () => false, failing: () => failing };
+    assert.equal(controllerNotReady(syncing, 30)(), 'the controller caches have not synced yet');
+  });
+
+  it('the controller reports its caches failing while the API server warms up', async () => {
+    await withServer(async (server) => {
+      const controller = createController({
+        kubeConfig: server.kubeConfig(),
+        logger: pino({ level: 'silent' }),
+      });
+      try {
+        await controller.start();
+        const all = ['ControllerRevisions', 'Namespaces', 'Pods', 'SidecarSets'];
+        await failWhileWarmingUp(server, () => controller.failing(), all);
+      } finally {
+        await controller.stop();
       }
     });
   });
