@@ -9,6 +9,7 @@ import { Composer, LineCounter, Parser } from 'yaml';
 
 import { SidecarSetError } from '../core/errors.js';
 import { isPlainObject } from '../core/json.js';
+import { scanJsonObject } from './json-list.js';
 
 export interface LoadedDocument {
   /** Where it came from: `file`, `file#2` for the second document, `file#2.items[0]` in a List. */
@@ -20,27 +21,54 @@ const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 const STDIN = '-';
 
 /** Reads one file, every manifest file of a directory (sorted, not recursive), or `-` (stdin). */
-export async function readManifests(
+export function readManifests(
   path: string,
   stdin?: NodeJS.ReadableStream,
 ): Promise<LoadedDocument[]> {
+  return readEachManifest(path, stdin, same);
+}
+
+/**
+ * readManifests, with `each` applied to every document as it is read: the items of a JSON List
+ * are parsed one at a time (json-list.ts), so that when `each` keeps less than the document, a
+ * large List is never held whole.
+ */
+export async function readEachManifest<T>(
+  path: string,
+  stdin: NodeJS.ReadableStream | undefined,
+  each: (doc: LoadedDocument) => T,
+): Promise<T[]> {
   if (path === STDIN) {
     if (stdin === undefined) throw inputError(STDIN, 'no standard input');
-    return parseManifests(await readStream(stdin), '<stdin>');
+    return parseEachManifest(await readStream(stdin), '<stdin>', each);
   }
   const files = await manifestFiles(path);
-  const docs: LoadedDocument[] = [];
+  const out: T[] = [];
   for (const file of files) {
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = await readFile(file, 'utf8');
+      bytes = await readFile(file);
     } catch (err) {
       throw inputError(file, `cannot be read (${describe(err)})`);
     }
-    // A loop, not push(...docs): a spread of some 100,000 documents overflows the stack.
-    for (const doc of parseManifests(text, file)) docs.push(doc);
+    // A loop, not push(...out): a spread of some 100,000 documents overflows the stack.
+    for (const value of parseEachManifest(bytes, file, each)) out.push(value);
   }
-  return docs;
+  return out;
+}
+
+function parseEachManifest<T>(bytes: Buffer, file: string, each: (doc: LoadedDocument) => T): T[] {
+  const out: T[] = [];
+  const scanned = scanJsonObject(bytes, (item, i) => {
+    addDocument(out, item, `${file}.items[${i}]`, each);
+  });
+  if (scanned !== undefined && (!scanned.listed || isList(scanned.fields))) {
+    if (!scanned.listed) addDocument(out, scanned.fields, file, each);
+    return out;
+  }
+  // Not one JSON object: YAML, a JSON stream, an error to report, or (rare) an object with
+  // items that turned out not to be a List once its kind came.
+  return parseManifests(bytes.toString('utf8'), file).map(each);
 }
 
 /** Refuses command lines that read standard input for more than one flag: it can be read once. */
@@ -76,13 +104,13 @@ export function parseManifests(text: string, file: string): LoadedDocument[] {
   const docs: LoadedDocument[] = [];
   const json = parseJson(text);
   if (json !== undefined) {
-    addDocument(docs, json.value, file);
+    addDocument(docs, json.value, file, same);
     return docs;
   }
   const values = parseYamlDocuments(text, file);
   values.forEach((value, i) => {
     if (value === null || value === undefined) return;
-    addDocument(docs, value, values.length > 1 ? `${file}#${i + 1}` : file);
+    addDocument(docs, value, values.length > 1 ? `${file}#${i + 1}` : file, same);
   });
   return docs;
 }
@@ -135,25 +163,38 @@ function parseYamlDocuments(text: string, file: string): unknown[] {
   return values;
 }
 
-function addDocument(docs: LoadedDocument[], value: unknown, source: string): void {
+function addDocument<T>(
+  out: T[],
+  value: unknown,
+  source: string,
+  each: (doc: LoadedDocument) => T,
+): void {
   if (!isPlainObject(value)) throw inputError(source, 'is not an object');
-  const kind = value['kind'];
   const items = value['items'];
-  if (typeof kind !== 'string' || !kind.endsWith('List') || !Array.isArray(items)) {
-    docs.push({ source, object: value });
+  if (!isList(value) || !Array.isArray(items)) {
+    out.push(each({ source, object: value }));
     return;
   }
   items.forEach((item: unknown, i) => {
-    addDocument(docs, item, `${source}.items[${i}]`);
+    addDocument(out, item, `${source}.items[${i}]`, each);
   });
 }
 
-async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
+function same(doc: LoadedDocument): LoadedDocument {
+  return doc;
+}
+
+function isList(object: Record<string, unknown>): boolean {
+  const kind = object['kind'];
+  return typeof kind === 'string' && kind.endsWith('List');
+}
+
+async function readStream(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) {
     chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 export function inputError(source: string, problem: string): SidecarSetError {
