@@ -2,13 +2,16 @@
  * Reading Kubernetes manifests from files, directories or stdin: YAML (several documents per
  * file), JSON, and `v1 List` objects, flattened into one document per object.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { Composer, LineCounter, Parser } from 'yaml';
 
 import { SidecarSetError } from '../core/errors.js';
 import { isPlainObject } from '../core/json.js';
+import type { MoreBytes } from './json-list.js';
 import { scanJsonObject } from './json-list.js';
 
 export interface LoadedDocument {
@@ -19,6 +22,9 @@ export interface LoadedDocument {
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 const STDIN = '-';
+/** How much of a file is read at a time. */
+const CHUNK_BYTES = 4 * 1024 * 1024;
+const NO_MORE: MoreBytes = () => undefined;
 
 /** Reads one file, every manifest file of a directory (sorted, not recursive), or `-` (stdin). */
 export function readManifests(
@@ -40,35 +46,81 @@ export async function readEachManifest<T>(
 ): Promise<T[]> {
   if (path === STDIN) {
     if (stdin === undefined) throw inputError(STDIN, 'no standard input');
-    return parseEachManifest(await readStream(stdin), '<stdin>', each);
+    const bytes = await readStream(stdin);
+    return (
+      scanEachManifest(bytes, NO_MORE, '<stdin>', each) ??
+      parseManifests(bytes.toString('utf8'), '<stdin>').map(each)
+    );
   }
   const files = await manifestFiles(path);
   const out: T[] = [];
   for (const file of files) {
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(file);
-    } catch (err) {
-      throw inputError(file, `cannot be read (${describe(err)})`);
-    }
+    const values =
+      (await scanFile(file, each)) ?? parseManifests(await readText(file), file).map(each);
     // A loop, not push(...out): a spread of some 100,000 documents overflows the stack.
-    for (const value of parseEachManifest(bytes, file, each)) out.push(value);
+    for (const value of values) out.push(value);
   }
   return out;
 }
 
-function parseEachManifest<T>(bytes: Buffer, file: string, each: (doc: LoadedDocument) => T): T[] {
-  const out: T[] = [];
-  const scanned = scanJsonObject(bytes, (item, i) => {
-    addDocument(out, item, `${file}.items[${i}]`, each);
-  });
-  if (scanned !== undefined && (!scanned.listed || isList(scanned.fields))) {
-    if (!scanned.listed) addDocument(out, scanned.fields, file, each);
-    return out;
+/** scanEachManifest on a file read a chunk at a time, so that it is never held whole. */
+async function scanFile<T>(
+  file: string,
+  each: (doc: LoadedDocument) => T,
+): Promise<T[] | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file);
+  } catch (err) {
+    throw inputError(file, `cannot be read (${describe(err)})`);
   }
-  // Not one JSON object: YAML, a JSON stream, an error to report, or (rare) an object with
-  // items that turned out not to be a List once its kind came.
-  return parseManifests(bytes.toString('utf8'), file).map(each);
+  try {
+    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    const more = (): Uint8Array | undefined => {
+      let read: number;
+      try {
+        read = readSync(handle.fd, chunk, 0, chunk.length, null);
+      } catch (err) {
+        throw inputError(file, `cannot be read (${describe(err)})`);
+      }
+      return read === 0 ? undefined : chunk.subarray(0, read);
+    };
+    return scanEachManifest(Buffer.alloc(0), more, file, each);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function readText(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    throw inputError(file, `cannot be read (${describe(err)})`);
+  }
+}
+
+/**
+ * The documents of one JSON object (a List's items, or the object), `each` applied, read by
+ * json-list.ts; undefined when the input is not one JSON object (YAML, a JSON stream, an error to
+ * report) or (rare) has items but turns out not to be a List once its kind comes.
+ */
+function scanEachManifest<T>(
+  bytes: Buffer,
+  more: MoreBytes,
+  source: string,
+  each: (doc: LoadedDocument) => T,
+): T[] | undefined {
+  const out: T[] = [];
+  const scanned = scanJsonObject(
+    bytes,
+    (item, i) => {
+      addDocument(out, item, `${source}.items[${i}]`, each);
+    },
+    more,
+  );
+  if (scanned === undefined || (scanned.listed && !isList(scanned.fields))) return undefined;
+  if (!scanned.listed) addDocument(out, scanned.fields, source, each);
+  return out;
 }
 
 /** Refuses command lines that read standard input for more than one flag: it can be read once. */

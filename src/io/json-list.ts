@@ -2,7 +2,8 @@
  * A JSON object read from its bytes with its `items` array taken one item at a time, so that a
  * `kubectl get pods -o json` of 100,000 pods (~380 MB) never exists as one string nor as one tree
  * of full objects: each item is parsed alone (`JSON.parse` of its own bytes) and handed on, and
- * the reader may keep only a reduced copy of it (issue 22, `sidecarset plan` at fleet size).
+ * the reader may keep only a reduced copy of it (issue 22, `sidecarset plan` at fleet size). The
+ * bytes may come a chunk at a time: only those from the current item on are kept.
  *
  * The scan only finds where values end (it follows strings, escapes and nesting); `JSON.parse`
  * of each value does the checking. Anything the scan does not expect gives `undefined`, and the
@@ -25,33 +26,61 @@ export interface ScannedObject {
   listed: boolean;
 }
 
+/**
+ * The next bytes of the input, or undefined at its end. The scan copies them before it asks again,
+ * so they may be one buffer filled anew each time.
+ */
+export type MoreBytes = () => Uint8Array | undefined;
+
 /** Thrown inside the scan for input it does not follow; never leaves this module. */
 class NotScannable extends Error {}
 
 /**
- * Scans `bytes` (UTF-8) holding one JSON object. When its `items` member is an array, each item
- * goes to `each` in order, unless a `kind` member that does not end in "List" came before it.
+ * Scans `bytes`, then those `more` gives (UTF-8), holding one JSON object. When its `items`
+ * member is an array, each item goes to `each` in order, unless a `kind` member that does not end
+ * in "List" came before it.
  * Errors thrown by `each` propagate; input that is not one well-formed JSON object gives
  * `undefined` (after some items may have gone to `each`).
  */
 export function scanJsonObject(
   bytes: Buffer,
   each: (item: unknown, index: number) => void,
+  more: MoreBytes = () => undefined,
 ): ScannedObject | undefined {
   try {
-    return new Scanner(bytes).object(each);
+    return new Scanner(bytes, more).object(each);
   } catch (err) {
-    if (err instanceof NotScannable || err instanceof SyntaxError) return undefined;
+    if (err instanceof NotScannable) return undefined;
     throw err;
   }
 }
 
+/**
+ * Positions index `bytes`, which only grows while a value is scanned (more bytes are appended);
+ * the bytes before an item are dropped when the item starts (`forget`).
+ */
 class Scanner {
   private pos = 0;
-  private readonly bytes: Buffer;
+  private bytes: Buffer;
+  private readonly next: MoreBytes;
 
-  constructor(bytes: Buffer) {
+  constructor(bytes: Buffer, more: MoreBytes) {
     this.bytes = bytes;
+    this.next = more;
+  }
+
+  /** Appends the input's next bytes; false at its end. */
+  private more(): boolean {
+    const chunk = this.next();
+    if (chunk === undefined || chunk.length === 0) return false;
+    this.bytes = Buffer.concat([this.bytes, chunk]);
+    return true;
+  }
+
+  /** Drops the bytes before the current position. */
+  private forget(): void {
+    this.bytes = this.bytes.subarray(this.pos);
+    this.pos = 0;
   }
 
   object(each: (item: unknown, index: number) => void): ScannedObject {
@@ -87,6 +116,8 @@ class Scanner {
       return;
     }
     for (let index = 0; ; index++) {
+      this.peek();
+      this.forget();
       each(this.value(), index);
       if (this.peek() === CLOSE_ARRAY) {
         this.pos++;
@@ -114,7 +145,11 @@ class Scanner {
 
   private parse(start: number, end: number): unknown {
     this.pos = end;
-    return JSON.parse(this.bytes.toString('utf8', start, end)) as unknown;
+    try {
+      return JSON.parse(this.bytes.toString('utf8', start, end)) as unknown;
+    } catch {
+      throw new NotScannable();
+    }
   }
 
   private valueEnd(start: number): number {
@@ -122,35 +157,45 @@ class Scanner {
     if (first === QUOTE) return this.stringEnd(start);
     if (first === OPEN_OBJECT || first === OPEN_ARRAY) return this.nestedEnd(start);
     let i = start;
-    while (i < this.bytes.length && !isDelimiter(this.bytes[i] ?? 0)) i++;
-    return i;
+    for (;;) {
+      while (i < this.bytes.length && !isDelimiter(this.bytes[i] ?? 0)) i++;
+      if (i < this.bytes.length || !this.more()) return i;
+    }
   }
 
   /** After the bracket that closes the one at `start`; brackets in strings do not count. */
   private nestedEnd(start: number): number {
-    const bytes = this.bytes;
+    let bytes = this.bytes;
     let depth = 0;
     let i = start;
-    while (i < bytes.length) {
+    for (;;) {
+      if (i === bytes.length) {
+        if (!this.more()) throw new NotScannable();
+        bytes = this.bytes;
+      }
       const b = bytes[i];
       if (b === QUOTE) {
         i = this.stringEnd(i);
+        bytes = this.bytes;
         continue;
       }
       if (b === OPEN_OBJECT || b === OPEN_ARRAY) depth++;
       else if ((b === CLOSE_OBJECT || b === CLOSE_ARRAY) && --depth === 0) return i + 1;
       i++;
     }
-    throw new NotScannable();
   }
 
   /** After the quote that closes the string opening at `start`. */
   private stringEnd(start: number): number {
-    const bytes = this.bytes;
     let from = start + 1;
     for (;;) {
+      const bytes = this.bytes;
       const quote = bytes.indexOf(QUOTE, from);
-      if (quote < 0) throw new NotScannable();
+      if (quote < 0) {
+        from = bytes.length;
+        if (!this.more()) throw new NotScannable();
+        continue;
+      }
       let backslashes = 0;
       while (bytes[quote - 1 - backslashes] === BACKSLASH) backslashes++;
       if (backslashes % 2 === 0) return quote + 1;
@@ -160,8 +205,10 @@ class Scanner {
 
   /** The next byte that is not white space, left at the current position. */
   private peek(): number | undefined {
-    while (isSpace(this.bytes[this.pos] ?? 0)) this.pos++;
-    return this.bytes[this.pos];
+    for (;;) {
+      while (isSpace(this.bytes[this.pos] ?? 0)) this.pos++;
+      if (this.pos < this.bytes.length || !this.more()) return this.bytes[this.pos];
+    }
   }
 
   private expect(byte: number): void {
