@@ -11,8 +11,9 @@ import type { Simulation } from '../core/rollout/simulate.js';
 import { simulateRollout } from '../core/rollout/simulate.js';
 import type { PodRef, UpgradePlan, UpgradeStatus } from '../core/upgrade/types.js';
 import type { LoadedDocument } from '../io/documents.js';
-import { checkOneStdin, inputError, readManifests } from '../io/documents.js';
+import { checkOneStdin, inputError, readEachManifest } from '../io/documents.js';
 import type { ClusterFlags } from '../k8s/cli-client.js';
+import { slimPod } from '../k8s/slim-pod.js';
 import { renderData, some, table } from './format.js';
 import type { Io } from './io.js';
 import { UsageError } from './io.js';
@@ -52,7 +53,10 @@ export async function runPlan(options: PlanCommandOptions, io: Io, now: Date): P
   checkOneStdin({ '--sidecarsets': options.sidecarsets, '--pods': options.pods });
   const sidecarSets = await loadValidSidecarSets(options.sidecarsets, io);
   if (sidecarSets === undefined) return 1;
-  const pods = (await readManifests(options.pods, io.stdin)).map(asPod);
+  const slim = sidecarSets.every(plansOnSlimPods);
+  const pods = await readEachManifest(options.pods, io.stdin, (doc) =>
+    slim ? slimPod(asPod(doc)) : asPod(doc),
+  );
   // Every namespace exists, with only its name label.
   const results = sidecarSets.map((ss) => resultOf(ss, pods, ANY_NAMESPACE, options, now));
   io.stdout.write(render(results, options.output));
@@ -87,6 +91,18 @@ function resultOf(
   if (!options.simulate) return { plan };
   const failImages = options.failImage ?? [];
   return { plan, simulation: simulateRollout(ss, matched, { now, failImages }) };
+}
+
+/**
+ * Whether the plan of `ss` is the same on pods reduced by slimPod, which keeps what the planner
+ * reads (src/k8s/slim-pod.ts): not with patchPodMetadata, which merges into annotations the slim
+ * pod drops, nor with hot upgrades, whose slots the plan rewrites whole.
+ */
+function plansOnSlimPods(ss: SidecarSet): boolean {
+  const hot = (ss.spec.containers ?? []).some(
+    (c) => c.upgradeStrategy?.upgradeType === 'HotUpgrade',
+  );
+  return !hot && (ss.spec.patchPodMetadata ?? []).length === 0;
 }
 
 function render(results: readonly Result[], output: PlanCommandOptions['output']): string {

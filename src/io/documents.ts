@@ -2,13 +2,17 @@
  * Reading Kubernetes manifests from files, directories or stdin: YAML (several documents per
  * file), JSON, and `v1 List` objects, flattened into one document per object.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { Composer, LineCounter, Parser } from 'yaml';
 
 import { SidecarSetError } from '../core/errors.js';
 import { isPlainObject } from '../core/json.js';
+import type { MoreBytes } from './json-list.js';
+import { scanJsonObject } from './json-list.js';
 
 export interface LoadedDocument {
   /** Where it came from: `file`, `file#2` for the second document, `file#2.items[0]` in a List. */
@@ -18,29 +22,105 @@ export interface LoadedDocument {
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 const STDIN = '-';
+/** How much of a file is read at a time. */
+const CHUNK_BYTES = 4 * 1024 * 1024;
+const NO_MORE: MoreBytes = () => undefined;
 
 /** Reads one file, every manifest file of a directory (sorted, not recursive), or `-` (stdin). */
-export async function readManifests(
+export function readManifests(
   path: string,
   stdin?: NodeJS.ReadableStream,
 ): Promise<LoadedDocument[]> {
+  return readEachManifest(path, stdin, same);
+}
+
+/**
+ * readManifests, with `each` applied to every document as it is read: the items of a JSON List
+ * are parsed one at a time (json-list.ts), so that when `each` keeps less than the document, a
+ * large List is never held whole.
+ */
+export async function readEachManifest<T>(
+  path: string,
+  stdin: NodeJS.ReadableStream | undefined,
+  each: (doc: LoadedDocument) => T,
+): Promise<T[]> {
   if (path === STDIN) {
     if (stdin === undefined) throw inputError(STDIN, 'no standard input');
-    return parseManifests(await readStream(stdin), '<stdin>');
+    const bytes = await readStream(stdin);
+    return (
+      scanEachManifest(bytes, NO_MORE, '<stdin>', each) ??
+      parseManifests(bytes.toString('utf8'), '<stdin>').map(each)
+    );
   }
   const files = await manifestFiles(path);
-  const docs: LoadedDocument[] = [];
+  const out: T[] = [];
   for (const file of files) {
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (err) {
-      throw inputError(file, `cannot be read (${describe(err)})`);
-    }
-    // A loop, not push(...docs): a spread of some 100,000 documents overflows the stack.
-    for (const doc of parseManifests(text, file)) docs.push(doc);
+    const values =
+      (await scanFile(file, each)) ?? parseManifests(await readText(file), file).map(each);
+    // A loop, not push(...out): a spread of some 100,000 documents overflows the stack.
+    for (const value of values) out.push(value);
   }
-  return docs;
+  return out;
+}
+
+/** scanEachManifest on a file read a chunk at a time, so that it is never held whole. */
+async function scanFile<T>(
+  file: string,
+  each: (doc: LoadedDocument) => T,
+): Promise<T[] | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file);
+  } catch (err) {
+    throw inputError(file, `cannot be read (${describe(err)})`);
+  }
+  try {
+    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    const more = (): Uint8Array | undefined => {
+      let read: number;
+      try {
+        read = readSync(handle.fd, chunk, 0, chunk.length, null);
+      } catch (err) {
+        throw inputError(file, `cannot be read (${describe(err)})`);
+      }
+      return read === 0 ? undefined : chunk.subarray(0, read);
+    };
+    return scanEachManifest(Buffer.alloc(0), more, file, each);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function readText(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    throw inputError(file, `cannot be read (${describe(err)})`);
+  }
+}
+
+/**
+ * The documents of one JSON object (a List's items, or the object), `each` applied, read by
+ * json-list.ts; undefined when the input is not one JSON object (YAML, a JSON stream, an error to
+ * report) or (rare) has items but turns out not to be a List once its kind comes.
+ */
+function scanEachManifest<T>(
+  bytes: Buffer,
+  more: MoreBytes,
+  source: string,
+  each: (doc: LoadedDocument) => T,
+): T[] | undefined {
+  const out: T[] = [];
+  const scanned = scanJsonObject(
+    bytes,
+    (item, i) => {
+      addDocument(out, item, `${source}.items[${i}]`, each);
+    },
+    more,
+  );
+  if (scanned === undefined || (scanned.listed && !isList(scanned.fields))) return undefined;
+  if (!scanned.listed) addDocument(out, scanned.fields, source, each);
+  return out;
 }
 
 /** Refuses command lines that read standard input for more than one flag: it can be read once. */
@@ -76,13 +156,13 @@ export function parseManifests(text: string, file: string): LoadedDocument[] {
   const docs: LoadedDocument[] = [];
   const json = parseJson(text);
   if (json !== undefined) {
-    addDocument(docs, json.value, file);
+    addDocument(docs, json.value, file, same);
     return docs;
   }
   const values = parseYamlDocuments(text, file);
   values.forEach((value, i) => {
     if (value === null || value === undefined) return;
-    addDocument(docs, value, values.length > 1 ? `${file}#${i + 1}` : file);
+    addDocument(docs, value, values.length > 1 ? `${file}#${i + 1}` : file, same);
   });
   return docs;
 }
@@ -135,25 +215,38 @@ function parseYamlDocuments(text: string, file: string): unknown[] {
   return values;
 }
 
-function addDocument(docs: LoadedDocument[], value: unknown, source: string): void {
+function addDocument<T>(
+  out: T[],
+  value: unknown,
+  source: string,
+  each: (doc: LoadedDocument) => T,
+): void {
   if (!isPlainObject(value)) throw inputError(source, 'is not an object');
-  const kind = value['kind'];
   const items = value['items'];
-  if (typeof kind !== 'string' || !kind.endsWith('List') || !Array.isArray(items)) {
-    docs.push({ source, object: value });
+  if (!isList(value) || !Array.isArray(items)) {
+    out.push(each({ source, object: value }));
     return;
   }
   items.forEach((item: unknown, i) => {
-    addDocument(docs, item, `${source}.items[${i}]`);
+    addDocument(out, item, `${source}.items[${i}]`, each);
   });
 }
 
-async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
+function same(doc: LoadedDocument): LoadedDocument {
+  return doc;
+}
+
+function isList(object: Record<string, unknown>): boolean {
+  const kind = object['kind'];
+  return typeof kind === 'string' && kind.endsWith('List');
+}
+
+async function readStream(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) {
     chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 export function inputError(source: string, problem: string): SidecarSetError {

@@ -134,6 +134,15 @@ describe('readManifests', () => {
     assert.deepEqual(docs, [{ source: '<stdin>', object: { kind: 'Pod' } }]);
   });
 
+  it('reads a JSON List from stdin', async () => {
+    const list = JSON.stringify({ kind: 'List', items: [{ kind: 'Pod' }, { kind: 'Pod', n: 2 }] });
+    const docs = await readManifests('-', Readable.from([list.slice(0, 9), list.slice(9)]));
+    assert.deepEqual(docs, [
+      { source: '<stdin>.items[0]', object: { kind: 'Pod' } },
+      { source: '<stdin>.items[1]', object: { kind: 'Pod', n: 2 } },
+    ]);
+  });
+
   it('names a missing file', async () => {
     await assert.rejects(readManifests('/nonexistent/x.yaml'), {
       code: 'SI_ERR_BAD_INPUT',
