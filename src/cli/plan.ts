@@ -5,6 +5,7 @@ import { withHashes } from '../core/hash.js';
 import type { SidecarSet } from '../core/sidecarset-types.js';
 import type { Pod } from '../core/k8s-types.js';
 import { planUpgrade } from '../core/upgrade/plan.js';
+import { resizableVersions } from '../core/upgrade/resources.js';
 import { podKey } from '../core/upgrade/pod-state.js';
 import { selectsForUpgrade } from '../core/upgrade/selection.js';
 import type { Simulation } from '../core/rollout/simulate.js';
@@ -58,7 +59,9 @@ export async function runPlan(options: PlanCommandOptions, io: Io, now: Date): P
     slim ? slimPod(asPod(doc)) : asPod(doc),
   );
   // Every namespace exists, with only its name label.
-  const results = sidecarSets.map((ss) => resultOf(ss, pods, ANY_NAMESPACE, options, now));
+  const results = sidecarSets.map((ss) =>
+    resultOf(ss, pods, { namespaces: ANY_NAMESPACE }, options, now),
+  );
   io.stdout.write(render(results, options.output));
   return 0;
 }
@@ -71,23 +74,38 @@ async function runLivePlan(
   now: Date,
 ): Promise<number> {
   const { cliKubeConfig, createCliClient } = await import('../k8s/cli-client.js');
+  const { DEFAULT_REVISION_NAMESPACE } = await import('../k8s/revisions.js');
   const client = createCliClient(cliKubeConfig(options));
   // As the controller reads it: defaulted, with the hashes the webhook would have set.
   const ss = withHashes(await client.getSidecarSet(name));
-  const [pods, namespaces] = await Promise.all([client.podsOf(ss), client.namespaces()]);
-  io.stdout.write(render([resultOf(ss, pods, namespaces, options, now)], options.output));
+  const [pods, namespaces, revisions] = await Promise.all([
+    client.podsOf(ss),
+    client.namespaces(),
+    client.revisions(name, DEFAULT_REVISION_NAMESPACE),
+  ]);
+  const versions = resizableVersions(revisions);
+  const result = resultOf(ss, pods, { namespaces, versions }, options, now);
+  io.stdout.write(render([result], options.output));
   return 0;
+}
+
+/** What the cluster tells the plan beyond pods. */
+interface ClusterView {
+  namespaces: NamespaceLabels;
+  /** From the SidecarSet's ControllerRevisions: which pods may be resized in place. */
+  versions?: ReadonlyMap<string, string>;
 }
 
 function resultOf(
   ss: SidecarSet,
   pods: readonly Pod[],
-  namespaces: NamespaceLabels,
+  cluster: ClusterView,
   options: PlanCommandOptions,
   now: Date,
 ): Result {
+  const { namespaces, versions } = cluster;
   const matched = pods.filter((pod) => selectsForUpgrade(ss, pod, namespaces));
-  const plan = planUpgrade(ss, matched, { now });
+  const plan = planUpgrade(ss, matched, { now, ...(versions === undefined ? {} : { versions }) });
   if (!options.simulate) return { plan };
   const failImages = options.failImage ?? [];
   return { plan, simulation: simulateRollout(ss, matched, { now, failImages }) };

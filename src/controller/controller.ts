@@ -25,7 +25,6 @@ import type { Reflector } from '../k8s/reflector.js';
 import { createReflector, objectKey } from '../k8s/reflector.js';
 import { failingCaches } from '../k8s/failing-caches.js';
 import type { StoredRevision } from '../core/revisions/history.js';
-import { toSidecarSetRevision } from '../core/revisions/history.js';
 import {
   DEFAULT_REVISION_NAMESPACE,
   createRevisionReflector,
@@ -276,8 +275,7 @@ export function createController(options: ControllerOptions): Controller {
     reported: new Map(),
     podEvents: options.podEvents ?? false,
     ...(options.observer === undefined ? {} : { observer: options.observer }),
-    revisionSpecs: (name) =>
-      revisionsOf(revisions, name).flatMap((stored) => toSidecarSetRevision(stored)?.spec ?? []),
+    revisions: (name) => revisionsOf(revisions, name),
     registerRevision: (ss, matched) =>
       registerLatestRevision(
         ss,

@@ -11,7 +11,8 @@ import type { Pod } from '../core/k8s-types.js';
 import type { NamespaceLabels } from '../core/match.js';
 import { withHashes } from '../core/hash.js';
 import { V1BETA1 } from '../core/sidecarset-types.js';
-import type { SidecarSet, SidecarSetSpec, SidecarSetStatus } from '../core/sidecarset-types.js';
+import type { SidecarSet, SidecarSetStatus } from '../core/sidecarset-types.js';
+import type { StoredRevision } from '../core/revisions/history.js';
 import {
   ROLLOUT_PAUSED,
   nextRolloutPausedConditions,
@@ -43,10 +44,11 @@ import type {
 import { nextUpgradableCondition } from '../core/upgrade/upgradable-condition.js';
 import type { ResourceChange } from '../core/upgrade/resources.js';
 import { resizableVersions, restartsOnResize } from '../core/upgrade/resources.js';
+import { RESIZE_REFUSED, withRefusedResize } from '../core/upgrade/resize-refusal.js';
 import type { UpgradeExpectations } from './expectations.js';
 import type { RegisteredRevision } from './revisions.js';
 import type { ClusterWriter, ObjectReference } from './writer.js';
-import { ConflictError } from './writer.js';
+import { ConflictError, ResizeRefusedError } from './writer.js';
 
 /** What reconcile reads: the controller's caches, as plain values. */
 export interface ControllerView {
@@ -72,8 +74,8 @@ export interface ReconcileDeps {
   observer?: RoundObserver;
   /** Whether upgraded pods get their own events (the SidecarSet always does). */
   podEvents: boolean;
-  /** The specs the SidecarSet's ControllerRevisions record: pods on them may be resized in place. */
-  revisionSpecs?: (sidecarSet: string) => SidecarSetSpec[];
+  /** The SidecarSet's ControllerRevisions: pods on their versions may be resized in place. */
+  revisions?: (sidecarSet: string) => readonly StoredRevision[];
   /** Registers the latest ControllerRevision (sidecarset_processor.go registerLatestRevision); without it the status keeps what it has. */
   registerRevision?: (ss: SidecarSet, pods: readonly Pod[]) => Promise<RegisteredRevision>;
 }
@@ -136,7 +138,7 @@ export async function reconcileSidecarSet(
 
   const now = deps.now();
   const podResize = await deps.writer.canResizePods();
-  const versions = resizableVersions(deps.revisionSpecs?.(name) ?? []);
+  const versions = resizableVersions(deps.revisions?.(name) ?? []);
   const plan = planUpgrade(ss, pods, { now, podResize, versions });
   // Upgraded pods still within their progress deadline are judged again when it passes, even if
   // nothing about them changes by then.
@@ -446,6 +448,7 @@ async function upgradePod(
       await deps.writer.patchPod(namespace, name, upgradePatch(pod, change));
     } catch (err) {
       if (err instanceof ConflictError && attempt < CONFLICT_RETRIES) continue;
+      if (err instanceof ResizeRefusedError) return recordRefusedResize(ctx, pod, err, deps);
       throw err;
     }
     const key = podKey(planned.pod);
@@ -466,6 +469,31 @@ async function upgradePod(
     );
     return true;
   }
+}
+
+/**
+ * The API server refused the resize for good: the pod records it instead of the upgrade, so it is
+ * not tried again for this version and the health gate counts it failed. Resolves false.
+ */
+async function recordRefusedResize(
+  ctx: SidecarSetContext,
+  pod: Pod,
+  err: ResizeRefusedError,
+  deps: ReconcileDeps,
+): Promise<false> {
+  const refusal = { hash: ctx.hash, message: err.message };
+  const annotations = { [RESIZE_REFUSED]: withRefusedResize(pod, ctx.name, refusal) };
+  const { namespace, name } = podRef(pod);
+  await deps.writer.patchPod(namespace, name, {
+    metadata: { resourceVersion: pod.metadata.resourceVersion, annotations },
+  });
+  await deps.writer.event(
+    podObjectRef(pod),
+    'Warning',
+    'ResizeRefused',
+    `SidecarSet ${ctx.name}: the API server refused the resize: ${err.message}`,
+  );
+  return false;
 }
 
 /**

@@ -20,6 +20,14 @@ export class ConflictError extends Error {
   override name = 'ConflictError';
 }
 
+/**
+ * Thrown by a writer when the API server refuses a resize for good (HTTP 403 or 422: the node
+ * cannot fit it, or the change is invalid), as opposed to a failure worth retrying.
+ */
+export class ResizeRefusedError extends Error {
+  override name = 'ResizeRefusedError';
+}
+
 export interface ClusterWriter {
   /** The full, current pod from the API server (not the cache); undefined when it is gone. */
   getPod(namespace: string, name: string): Promise<Pod | undefined>;

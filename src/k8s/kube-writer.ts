@@ -14,7 +14,7 @@ import {
 import type { Pod, PodCondition } from '../core/k8s-types.js';
 import type { SidecarSetStatus } from '../core/sidecarset-types.js';
 import type { ClusterWriter, EventType, ObjectReference } from '../controller/writer.js';
-import { ConflictError } from '../controller/writer.js';
+import { ConflictError, ResizeRefusedError } from '../controller/writer.js';
 import { EventCorrelator, correlationKey } from './event-correlator.js';
 
 const strategicMerge = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
@@ -82,7 +82,14 @@ export function createKubeWriter(kubeConfig: KubeConfig): ClusterWriter {
       return resizeDiscovery;
     },
     async resizePod(namespace, name, body) {
-      await core.patchNamespacedPodResize({ name, namespace, body }, strategicMerge);
+      try {
+        await core.patchNamespacedPodResize({ name, namespace, body }, strategicMerge);
+      } catch (err) {
+        if (err instanceof ApiException && (err.code === 403 || err.code === 422)) {
+          throw new ResizeRefusedError(statusMessage(err));
+        }
+        throw err;
+      }
     },
     async setPodConditions(namespace, name, conditions: PodCondition[]) {
       const body = { status: { conditions } };
@@ -138,4 +145,17 @@ async function conflictAware(write: () => Promise<unknown>): Promise<void> {
     if (err instanceof ApiException && err.code === 409) throw new ConflictError(err.message);
     throw err;
   }
+}
+
+/** The message of the Status an API error carries, or the error's own. */
+function statusMessage(err: ApiException<unknown>): string {
+  try {
+    const status: unknown = JSON.parse(String(err.body));
+    if (typeof status === 'object' && status !== null && 'message' in status) {
+      return String(status.message);
+    }
+  } catch {
+    // Not a Status object: the error's message says what there is.
+  }
+  return err.message;
 }

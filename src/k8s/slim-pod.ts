@@ -45,6 +45,7 @@ import {
   isSlotVersionAnnotation,
 } from '../core/annotations.js';
 import { UPGRADE_BASELINE } from '../core/upgrade/upgrade-baseline.js';
+import { RESIZE_REFUSED } from '../core/upgrade/resize-refusal.js';
 import { RESIZE_IN_PROGRESS, RESIZE_PENDING } from '../core/upgrade/resources.js';
 import { SIDECARSET_UPGRADABLE } from '../core/upgrade/upgradable-condition.js';
 import type {
@@ -65,6 +66,8 @@ export const BOOKKEEPING_ANNOTATIONS: readonly string[] = [
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
   /** Ours: the pod before its upgrade, for the health gate (core/upgrade/upgrade-baseline.ts). */
   UPGRADE_BASELINE,
+  /** Ours: a resize the API server refused (core/upgrade/resize-refusal.ts). */
+  RESIZE_REFUSED,
 ];
 
 /**

@@ -11,6 +11,7 @@ import type { SidecarSetContext } from './context.js';
 import { imagesEqual } from './image.js';
 import { containerStatus, podContainer } from './pod-containers.js';
 import { pendingResize, resourcesApplied } from './resources.js';
+import { refusedResize } from './resize-refusal.js';
 import {
   hasReadyCondition,
   hotSlots,
@@ -25,6 +26,7 @@ import { UPGRADE_BASELINE, readUpgradeBaselines } from './upgrade-baseline.js';
 
 export const FAILURES = [
   'CrashLoop',
+  'ResizeRefused',
   'ResizeInfeasible',
   'ResizeNotApplied',
   'ImageNotRunning',
@@ -60,7 +62,13 @@ export function judgePod(
   settings: HealthSettings,
   now: Date,
 ): PodHealth | undefined {
-  if (!isActivePod(pod) || !isUpdated(ctx, pod)) return undefined;
+  if (!isActivePod(pod)) return undefined;
+  const refused = refusedResize(pod, ctx.name, ctx.hash);
+  if (refused !== undefined) {
+    const message = `the API server refused the resize: ${refused.message}`;
+    return { state: 'Failed', upgradedAt: now, failure: 'ResizeRefused', message };
+  }
+  if (!isUpdated(ctx, pod)) return undefined;
   const raw = pod.metadata.annotations?.[UPGRADE_BASELINE];
   if (raw === undefined) return undefined;
   const baseline = readUpgradeBaselines(raw)[ctx.name];

@@ -27,6 +27,7 @@ import {
   podRef,
   upgradability,
 } from './pod-state.js';
+import { refusedResize } from './resize-refusal.js';
 import { scatterCandidates } from './scatter.js';
 import type {
   ExcludedPod,
@@ -51,6 +52,8 @@ interface MatchedPod {
   ready: boolean;
   /** This SidecarSet wrote a sidecar image in place, for this revision or an earlier one. */
   upgradedInPlace: boolean;
+  /** The API server refused to resize the pod to this version (core/upgrade/resize-refusal.ts). */
+  resizeRefused: boolean;
 }
 
 const MESSAGES: Record<
@@ -103,7 +106,8 @@ export function planUpgrade(
   if (strategy.type === 'NotUpdate') {
     return { ...plan, held: holdAll('NotUpdate'), stopped: 'NotUpdate' };
   }
-  const upgraded = matched.filter((m) => m.updated).map((m) => m.pod);
+  // Upgraded pods, and those whose resize to this version the API server refused.
+  const upgraded = matched.filter((m) => m.updated || m.resizeRefused).map((m) => m.pod);
   plan.health = rolloutGate(sidecarSet, ctx, upgraded, matched.length, options.now);
   // 4. Paused.
   if (strategy.paused === true) return { ...plan, held: holdAll('Paused'), stopped: 'Paused' };
@@ -125,6 +129,11 @@ export function planUpgrade(
   const waiting: HeldPod[] = [];
   const { selector } = strategy;
   for (const m of outdated) {
+    if (m.resizeRefused) {
+      const message = 'the API server refused to resize the pod to this version';
+      plan.notUpgradable.push({ pod: m.ref, reason: 'UpdateImmutableField', message });
+      continue;
+    }
     if (selector !== undefined && !validSelectorMatches(selector, m.labels)) {
       waiting.push(hold(m, 'NotSelected'));
       continue;
@@ -207,6 +216,7 @@ function readPods(
         ready,
         available: ready && isStateConsistent(ctx, pod),
         upgradedInPlace: isUpgradedInPlace(ctx, pod),
+        resizeRefused: refusedResize(pod, ctx.name, ctx.hash) !== undefined,
       });
     }
   }

@@ -10,7 +10,8 @@ import { isPlainObject } from '../json.js';
 import type { Container, Pod, PodCondition } from '../k8s-types.js';
 import type { Quantity } from '../quantity.js';
 import { parseQuantity } from '../quantity.js';
-import type { SidecarSetSpec } from '../sidecarset-types.js';
+import type { StoredRevision } from '../revisions/history.js';
+import { toSidecarSetRevision } from '../revisions/history.js';
 import type { SidecarSetContext } from './context.js';
 import { containerStatus, podContainer } from './pod-containers.js';
 
@@ -30,13 +31,15 @@ export const RESIZE_PENDING = 'PodResizePending';
 export const RESIZE_IN_PROGRESS = 'PodResizeInProgress';
 
 /**
- * The versions ControllerRevisions record (their specs), each as its hash without image → its
+ * The versions the SidecarSet's ControllerRevisions record, each as its hash without image → its
  * hash without image and resources: a pod that records one of them differs from the SidecarSet
  * only in images and resources when the second matches the SidecarSet's.
  */
-export function resizableVersions(specs: Iterable<Readonly<SidecarSetSpec>>): Map<string, string> {
+export function resizableVersions(revisions: readonly StoredRevision[]): Map<string, string> {
   const versions = new Map<string, string>();
-  for (const spec of specs) {
+  for (const stored of revisions) {
+    const spec = toSidecarSetRevision(stored)?.spec;
+    if (spec === undefined) continue;
     versions.set(computeSidecarSetHashWithoutImage(spec), computeHashWithoutImageResources(spec));
   }
   return versions;

@@ -10,7 +10,7 @@ import { withHashes } from '../../../src/core/hash.js';
 import { injectPod } from '../../../src/core/inject/inject.js';
 import type { Container, ContainerStatus, Pod } from '../../../src/core/k8s-types.js';
 import type { StoredRevision } from '../../../src/core/revisions/history.js';
-import { revisionData, toSidecarSetRevision } from '../../../src/core/revisions/history.js';
+import { revisionData } from '../../../src/core/revisions/history.js';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../../src/core/sidecarset-types.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
@@ -102,17 +102,14 @@ function injected(i: number, ss: SidecarSet, labels: Record<string, string> = {}
 
 /** What the controller passes: the versions its ControllerRevisions record. */
 function recorded(...versions: SidecarSet[]): PlanOptions {
-  const specs = versions.flatMap((ss, k) => {
-    const revision: StoredRevision = {
-      name: `proxy-set-${k}`,
-      revision: k + 1,
-      data: revisionData(ss),
-      labels: { 'kruise.io/sidecarset-name': 'proxy-set' },
-      annotations: {},
-    };
-    return toSidecarSetRevision(revision)?.spec ?? [];
-  });
-  return { now, versions: resizableVersions(specs) };
+  const revisions = versions.map((ss, k): StoredRevision => ({
+    name: `proxy-set-${k}`,
+    revision: k + 1,
+    data: revisionData(ss),
+    labels: { 'kruise.io/sidecarset-name': 'proxy-set' },
+    annotations: {},
+  }));
+  return { now, versions: resizableVersions(revisions) };
 }
 
 const names = (refs: readonly { pod: { name: string } }[]): string[] => refs.map((r) => r.pod.name);
@@ -322,5 +319,31 @@ describe('resources in place', () => {
       limits: { cpu: '100m', memory: '64Mi' },
       requests: { cpu: '100m', memory: '64Mi' },
     });
+  });
+
+  it('a resize the API server refused is not tried again and fails the pod', () => {
+    const refused = structuredClone(pods[0]) as Pod;
+    refused.metadata.annotations = {
+      ...refused.metadata.annotations,
+      'sidecarset.dev/resize-refused': JSON.stringify({
+        'proxy-set': {
+          hash: v2.metadata.annotations?.['kruise.io/sidecarset-hash'],
+          message: 'node full',
+        },
+      }),
+    };
+    const plan = planUpgrade(v2, [refused, ...pods.slice(1)], recorded(v1));
+    assert.equal(plan.stopped, 'UnhealthyPods');
+    assert.match(plan.health?.message ?? '', /refused the resize: node full/);
+    assert.deepEqual(names(plan.upgrade), []);
+    // Resumed past the failure (or with the gate off), it is not upgradable, never tried again.
+    const ungated = structuredClone(v2);
+    ungated.metadata.annotations = {
+      ...ungated.metadata.annotations,
+      'sidecarset.dev/health-gate': 'off',
+    };
+    const next = planUpgrade(ungated, [refused, ...pods.slice(1)], recorded(v1));
+    assert.deepEqual(names(next.notUpgradable), ['web-0']);
+    assert.deepEqual(names(next.upgrade), ['web-1', 'web-2']);
   });
 });
