@@ -75,14 +75,14 @@ describe('resources in place (pods/resize)', () => {
       await waitFor(
         cluster,
         () =>
-          cluster.api.store
-            .list(EVENTS, {})
-            .items.some(
-              (e) =>
-                e['reason'] === 'NotUpgradablePods' &&
-                String(e['message']).includes('other than image and resources changed') &&
-                String(e['message']).endsWith('(3)'),
-            ),
+          cluster.api.store.list(EVENTS, {}).items.some((e) => {
+            const message = typeof e['message'] === 'string' ? e['message'] : '';
+            return (
+              e['reason'] === 'NotUpgradablePods' &&
+              message.includes('other than image and resources changed') &&
+              message.endsWith('(3)')
+            );
+          }),
         'a NotUpgradablePods event with the reason',
       );
     });
