@@ -280,6 +280,18 @@ function formatBinary(q: Quantity): string | undefined {
   return `${value}${BINARY_NAMES[times] ?? ''}`;
 }
 
+/** Both mantissas at the smaller of the two scales, so that they compare and add exactly. */
+export function aligned(a: Quantity, b: Quantity): [bigint, bigint] {
+  const scale = Math.min(a.scale, b.scale);
+  return [a.mantissa * 10n ** BigInt(a.scale - scale), b.mantissa * 10n ** BigInt(b.scale - scale)];
+}
+
+/** Quantity.Cmp: -1, 0 or 1, exact. */
+export function compareQuantities(a: Quantity, b: Quantity): number {
+  const [x, y] = aligned(a, b);
+  return x === y ? 0 : x < y ? -1 : 1;
+}
+
 /** Parse, then serialise as Go does (no rounding): how a quantity appears in Go's JSON. */
 export function canonicalQuantity(input: string | number): string {
   return formatQuantity(parseQuantity(input));

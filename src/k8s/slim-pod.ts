@@ -301,15 +301,10 @@ function slimStatus(raw: Rec, pool: StringPool): PodStatus {
       .map((c) => slimCondition(c, pool))
       .filter((c) => c !== undefined);
   }
-  if (Array.isArray(raw['containerStatuses'])) {
-    status.containerStatuses = records(raw['containerStatuses']).map((c) =>
-      slimContainerStatus(c, pool),
-    );
-  }
-  if (Array.isArray(raw['initContainerStatuses'])) {
-    status.initContainerStatuses = records(raw['initContainerStatuses']).map((c) =>
-      slimContainerStatus(c, pool),
-    );
+  for (const list of ['containerStatuses', 'initContainerStatuses'] as const) {
+    if (Array.isArray(raw[list])) {
+      status[list] = records(raw[list]).map((c) => slimContainerStatus(c, pool));
+    }
   }
   return status;
 }

@@ -11,7 +11,13 @@ import type { JsonObject } from '../json.js';
 import { isPlainObject } from '../json.js';
 import type { Container, Pod } from '../k8s-types.js';
 import type { Quantity } from '../quantity.js';
-import { formatQuantity, parseQuantity, roundUpQuantity } from '../quantity.js';
+import {
+  aligned,
+  compareQuantities,
+  formatQuantity,
+  parseQuantity,
+  roundUpQuantity,
+} from '../quantity.js';
 import type { ResourcesPolicy, SidecarSet } from '../sidecarset-types.js';
 import type { ExprAlgebra } from './resource-expression.js';
 import { evaluateExpression, ResourceExpressionError } from './resource-expression.js';
@@ -221,11 +227,6 @@ function toQuantity(v: GoValue): Quantity {
   return v.kind === 'quantity' ? v.q : milliQuantity(v.n);
 }
 
-function aligned(a: Quantity, b: Quantity): [bigint, bigint] {
-  const scale = Math.min(a.scale, b.scale);
-  return [a.mantissa * 10n ** BigInt(a.scale - scale), b.mantissa * 10n ** BigInt(b.scale - scale)];
-}
-
 /** Quantity.Add: exact; the format is the left one's unless the left is zero. */
 function addQuantities(a: Quantity, b: Quantity): Quantity {
   const [x, y] = aligned(a, b);
@@ -234,11 +235,6 @@ function addQuantities(a: Quantity, b: Quantity): Quantity {
     scale: Math.min(a.scale, b.scale),
     format: a.mantissa === 0n ? b.format : a.format,
   };
-}
-
-function compareQuantities(a: Quantity, b: Quantity): number {
-  const [x, y] = aligned(a, b);
-  return x === y ? 0 : x < y ? -1 : 1;
 }
 
 function negateQuantity(q: Quantity): Quantity {

@@ -121,8 +121,7 @@ function unhealthy(
   podWasReady: boolean,
 ): { failure: Failure; message: string } | undefined {
   for (const { name, image } of containers) {
-    const container = podContainer(pod, name);
-    if (container !== undefined && !resourcesApplied(pod, container)) {
+    if (awaitsResize(pod, name)) {
       const pending = pendingResize(pod);
       const why =
         pending === undefined ? '' : ` (${pending.reason ?? 'Pending'}: ${pending.message ?? ''})`;
@@ -156,12 +155,14 @@ function infeasibleResize(
 ): { failure: Failure; message: string } | undefined {
   const pending = pendingResize(pod);
   if (pending?.reason !== 'Infeasible') return undefined;
-  for (const { name } of containers) {
-    const container = podContainer(pod, name);
-    if (container !== undefined && !resourcesApplied(pod, container)) {
-      const message = `the kubelet cannot resize sidecar ${name}: ${pending.message ?? 'Infeasible'}`;
-      return { failure: 'ResizeInfeasible', message };
-    }
-  }
-  return undefined;
+  const waiting = containers.find(({ name }) => awaitsResize(pod, name));
+  if (waiting === undefined) return undefined;
+  const message = `the kubelet cannot resize sidecar ${waiting.name}: ${pending.message ?? 'Infeasible'}`;
+  return { failure: 'ResizeInfeasible', message };
+}
+
+/** The sidecar does not run with the resources its spec asks for yet. */
+function awaitsResize(pod: Readonly<Pod>, name: string): boolean {
+  const container = podContainer(pod, name);
+  return container !== undefined && !resourcesApplied(pod, container);
 }

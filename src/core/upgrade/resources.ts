@@ -9,7 +9,7 @@ import type { JsonObject } from '../json.js';
 import { isPlainObject } from '../json.js';
 import type { Container, Pod, PodCondition } from '../k8s-types.js';
 import type { Quantity } from '../quantity.js';
-import { parseQuantity } from '../quantity.js';
+import { compareQuantities, parseQuantity } from '../quantity.js';
 import type { StoredRevision } from '../revisions/history.js';
 import { toSidecarSetRevision } from '../revisions/history.js';
 import type { SidecarSetContext } from './context.js';
@@ -164,7 +164,7 @@ function sameQuantity(a: string | undefined, b: string | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
   const qa = parsed(a);
   const qb = parsed(b);
-  return qa !== undefined && qb !== undefined ? compare(qa, qb) === 0 : a === b;
+  return qa !== undefined && qb !== undefined ? compareQuantities(qa, qb) === 0 : a === b;
 }
 
 function parsed(value: string): Quantity | undefined {
@@ -173,13 +173,6 @@ function parsed(value: string): Quantity | undefined {
   } catch {
     return undefined;
   }
-}
-
-function compare(a: Quantity, b: Quantity): number {
-  const scale = Math.min(a.scale, b.scale);
-  const ma = a.mantissa * 10n ** BigInt(a.scale - scale);
-  const mb = b.mantissa * 10n ** BigInt(b.scale - scale);
-  return ma === mb ? 0 : ma < mb ? -1 : 1;
 }
 
 /** Kubernetes' GetPodQOS over containers and init containers, cpu and memory only. */
