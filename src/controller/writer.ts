@@ -28,6 +28,14 @@ export class ResizeRefusedError extends Error {
   override name = 'ResizeRefusedError';
 }
 
+/**
+ * Thrown by a writer when the API server refuses an eviction because of a PodDisruptionBudget
+ * (HTTP 429): try again later.
+ */
+export class EvictionRefusedError extends Error {
+  override name = 'EvictionRefusedError';
+}
+
 export interface ClusterWriter {
   /** The full, current pod from the API server (not the cache); undefined when it is gone. */
   getPod(namespace: string, name: string): Promise<Pod | undefined>;
@@ -40,6 +48,11 @@ export interface ClusterWriter {
   canResizePods(): Promise<boolean>;
   /** A strategic merge patch of the pod's resources through the pods/resize subresource. */
   resizePod(namespace: string, name: string, patch: Record<string, unknown>): Promise<void>;
+  /**
+   * Evicts the pod through the Eviction API (policy/v1), only if it still has this uid. Resolves
+   * false when there was nothing to evict (gone, or another pod under the name).
+   */
+  evictPod(namespace: string, name: string, uid: string | undefined): Promise<boolean>;
   /** Sets pod status conditions (merged by type). */
   setPodConditions(namespace: string, name: string, conditions: PodCondition[]): Promise<void>;
   /** Writes the SidecarSet's status through the status subresource. */
@@ -62,6 +75,10 @@ export function dryRunWriter(
     resizePod: (namespace, name, patch) => {
       log('dry run: would resize pod', { namespace, name, patch });
       return Promise.resolve();
+    },
+    evictPod: (namespace, name, uid) => {
+      log('dry run: would evict pod', { namespace, name, uid });
+      return Promise.resolve(true);
     },
     setPodConditions: (namespace, name, conditions) => {
       log('dry run: would set pod conditions', { namespace, name, conditions });

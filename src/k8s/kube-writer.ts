@@ -14,7 +14,7 @@ import {
 import type { Pod, PodCondition } from '../core/k8s-types.js';
 import type { SidecarSetStatus } from '../core/sidecarset-types.js';
 import type { ClusterWriter, EventType, ObjectReference } from '../controller/writer.js';
-import { ConflictError, ResizeRefusedError } from '../controller/writer.js';
+import { ConflictError, EvictionRefusedError, ResizeRefusedError } from '../controller/writer.js';
 import { EventCorrelator, correlationKey } from './event-correlator.js';
 
 const strategicMerge = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
@@ -88,6 +88,24 @@ export function createKubeWriter(kubeConfig: KubeConfig): ClusterWriter {
         if (err instanceof ApiException && (err.code === 403 || err.code === 422)) {
           throw new ResizeRefusedError(statusMessage(err));
         }
+        throw err;
+      }
+    },
+    async evictPod(namespace, name, uid) {
+      const body = {
+        apiVersion: 'policy/v1',
+        kind: 'Eviction',
+        metadata: { name, namespace },
+        ...(uid === undefined ? {} : { deleteOptions: { preconditions: { uid } } }),
+      };
+      try {
+        await core.createNamespacedPodEviction({ name, namespace, body });
+        return true;
+      } catch (err) {
+        if (!(err instanceof ApiException)) throw err;
+        // Gone, or another pod under the name (the uid precondition failed): nothing to evict.
+        if (err.code === 404 || err.code === 409) return false;
+        if (err.code === 429) throw new EvictionRefusedError(statusMessage(err));
         throw err;
       }
     },

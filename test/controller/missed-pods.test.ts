@@ -30,6 +30,7 @@ function recordingWriter(): ClusterWriter & Recorded {
     patchPod: () => Promise.resolve(),
     canResizePods: () => Promise.resolve(true),
     resizePod: () => Promise.resolve(),
+    evictPod: () => Promise.resolve(false),
     setPodConditions: () => Promise.resolve(),
     writeSidecarSetStatus: (name, status) => {
       statuses.push({ name, status });

@@ -25,6 +25,7 @@ function round(registerRevision: () => Promise<RegisteredRevision>): {
     patchPod: () => Promise.resolve(),
     canResizePods: () => Promise.resolve(true),
     resizePod: () => Promise.resolve(),
+    evictPod: () => Promise.resolve(false),
     setPodConditions: () => Promise.resolve(),
     writeSidecarSetStatus: (name) => {
       calls.push(`status ${name}`);

@@ -22,18 +22,21 @@ import {
   isInjectedBy,
   isReady,
   isStateConsistent,
+  isTerminating,
   isUpdated,
   isUpgradedInPlace,
   podRef,
   upgradability,
 } from './pod-state.js';
-import { refusedResize } from './resize-refusal.js';
+import { podController } from './recreation.js';
+import { EVICTION_REFUSED, RESIZE_REFUSED, recordedRefusal } from './refusals.js';
 import { scatterCandidates } from './scatter.js';
 import type {
   ExcludedPod,
   HeldPod,
   HoldReason,
   PlanOptions,
+  PodRecreate,
   PodRef,
   UpgradePlan,
   UpgradeStatus,
@@ -52,8 +55,10 @@ interface MatchedPod {
   ready: boolean;
   /** This SidecarSet wrote a sidecar image in place, for this revision or an earlier one. */
   upgradedInPlace: boolean;
-  /** The API server refused to resize the pod to this version (core/upgrade/resize-refusal.ts). */
+  /** The API server refused to resize the pod to this version (core/upgrade/refusals.ts). */
   resizeRefused: boolean;
+  /** Not upgradable in place, recreated instead: why (core/upgrade/recreation.ts). */
+  recreate?: string;
 }
 
 const MESSAGES: Record<
@@ -77,14 +82,15 @@ export function planUpgrade(
   const strategy = ctx.strategy;
   const resize = { podResize: options.podResize ?? true, versions: options.versions ?? new Map() };
   // 1. The matched pods; the others are excluded, with the reason.
-  const { matched, excluded } = readPods(ctx, pods);
+  const { matched, excluded, evicted } = readPods(ctx, pods);
   // 2. The status, as calculateStatus computes it before the round.
   const status = statusOf(sidecarSet, matched);
-  const unavailable = matched.filter(unavailableByUs).length;
+  const unavailable = matched.filter(unavailableByUs).length + evicted;
   const plan: UpgradePlan = {
     sidecarSet: ctx.name,
     hash: ctx.hash,
     upgrade: [],
+    recreate: [],
     flip: [],
     notUpgradable: [],
     held: [],
@@ -123,7 +129,8 @@ export function planUpgrade(
   if (plan.health.pause) {
     return { ...plan, held: holdAll('UnhealthyPods'), stopped: 'UnhealthyPods' };
   }
-  // 7. The candidates: outdated, selected, only images changed, no in-place update in flight.
+  // 7. The candidates: outdated, selected, only images (or resources) changed, no in-place update
+  // in flight; with recreation on, also pods that cannot change in place and have a controller.
   const candidates: MatchedPod[] = [];
   /** Outdated pods that wait for something other than their turn. */
   const waiting: HeldPod[] = [];
@@ -142,7 +149,12 @@ export function planUpgrade(
     if (upgradable.state === 'inFlight') waiting.push(hold(m, 'UpgradeInFlight'));
     else if (upgradable.state === 'notUpgradable') {
       const { message } = upgradable;
-      plan.notUpgradable.push({ pod: m.ref, reason: 'UpdateImmutableField', message });
+      if (ctx.recreatePods && podController(m.pod) !== undefined) {
+        candidates.push({ ...m, recreate: message });
+        continue;
+      }
+      const why = ctx.recreatePods ? `${message}; no controller recreates the pod` : message;
+      plan.notUpgradable.push({ pod: m.ref, reason: 'UpdateImmutableField', message: why });
     } else candidates.push(m);
   }
   // 8. Ordered: priorityStrategy, then the default order, ties by namespace/name.
@@ -169,6 +181,8 @@ export function planUpgrade(
     } else if (k >= take) {
       const message = `${budget.maxUnavailable} pods may be unavailable at once and the budget is spent`;
       plan.held.push({ pod: m.ref, reason: 'MaxUnavailable', message });
+    } else if (m.recreate !== undefined) {
+      plan.recreate.push(recreation(ctx, m, m.recreate));
     } else {
       try {
         plan.upgrade.push(
@@ -185,16 +199,29 @@ export function planUpgrade(
   return plan;
 }
 
-/** Every given pod once: matched (in namespace/name order) or excluded, with the reason. */
+/**
+ * Every given pod once: matched (in namespace/name order) or excluded, with the reason. With
+ * recreation on, `evicted` counts the pods on an older version being deleted: evicted, most
+ * likely, and their replacements not ready yet (or not even created), so they use the budget.
+ */
 function readPods(
   ctx: SidecarSetContext,
   pods: readonly Readonly<Pod>[],
-): { matched: MatchedPod[]; excluded: ExcludedPod[] } {
+): { matched: MatchedPod[]; excluded: ExcludedPod[]; evicted: number } {
   const matched: MatchedPod[] = [];
   const excluded: ExcludedPod[] = [];
+  let evicted = 0;
   for (const pod of pods) {
     const ref = podRef(pod);
     if (!isActivePod(pod)) {
+      if (
+        ctx.recreatePods &&
+        isTerminating(pod) &&
+        isInjectedBy(ctx, pod) &&
+        !isUpdated(ctx, pod)
+      ) {
+        evicted++;
+      }
       excluded.push({
         pod: ref,
         reason: 'Inactive',
@@ -216,13 +243,20 @@ function readPods(
         ready,
         available: ready && isStateConsistent(ctx, pod),
         upgradedInPlace: isUpgradedInPlace(ctx, pod),
-        resizeRefused: refusedResize(pod, ctx.name, ctx.hash) !== undefined,
+        resizeRefused: recordedRefusal(pod, RESIZE_REFUSED, ctx.name, ctx.hash) !== undefined,
       });
     }
   }
   matched.sort((a, b) => byName(a.ref, b.ref));
   excluded.sort((a, b) => byName(a.pod, b.pod));
-  return { matched, excluded };
+  return { matched, excluded, evicted };
+}
+
+function recreation(ctx: SidecarSetContext, m: MatchedPod, message: string): PodRecreate {
+  const recreate: PodRecreate = { pod: m.ref, message, controller: podController(m.pod) ?? '' };
+  const refused = recordedRefusal(m.pod, EVICTION_REFUSED, ctx.name, ctx.hash);
+  if (refused !== undefined) recreate.refused = refused.message;
+  return recreate;
 }
 
 function byName(a: PodRef, b: PodRef): number {
