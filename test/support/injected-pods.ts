@@ -79,3 +79,12 @@ export function injected(i: number, ss: SidecarSet, labels: Record<string, strin
   };
   return out;
 }
+
+/** A pod injected with `ss` whose ReplicaSet (web-5d8f) recreates it. */
+export function ownedPod(i: number, ss: SidecarSet, labels: Record<string, string> = {}): Pod {
+  const pod = injected(i, ss, labels);
+  pod.metadata.ownerReferences = [
+    { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5d8f', uid: 'rs-1', controller: true },
+  ];
+  return pod;
+}

@@ -7,12 +7,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { Pod } from '../../../src/core/k8s-types.js';
+import { simulateRollout } from '../../../src/core/rollout/simulate.js';
 import { rolloutState } from '../../../src/core/status-conditions.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import { RECREATE_PODS } from '../../../src/core/upgrade/recreation.js';
 import { EVICTION_REFUSED, withRefusal } from '../../../src/core/upgrade/refusals.js';
 import type { Version } from '../../support/injected-pods.js';
-import { injected, now, sidecarSet } from '../../support/injected-pods.js';
+import { injected, now, ownedPod, sidecarSet } from '../../support/injected-pods.js';
 
 const optIn = { [RECREATE_PODS]: 'true' };
 const v1 = sidecarSet();
@@ -28,11 +29,7 @@ function envChange(recreate: boolean, v: Version = {}) {
 
 /** A pod injected with v1 whose ReplicaSet recreates it. */
 function owned(i: number, labels: Record<string, string> = {}): Pod {
-  const pod = injected(i, v1, labels);
-  pod.metadata.ownerReferences = [
-    { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5d8f', uid: 'rs-1', controller: true },
-  ];
-  return pod;
+  return ownedPod(i, v1, labels);
 }
 
 /** The replacement of pod `i`: injected with `ss`, created now, not ready yet. */
@@ -199,5 +196,12 @@ describe('recreation through evictions', () => {
     };
     delete off.metadata.annotations[RECREATE_PODS];
     assert.equal(planUpgrade(off, replaced, { now: later }).health?.judged, 0);
+  });
+
+  it('a simulation stops where pods would be evicted: it plays in-place upgrades only', () => {
+    const sim = simulateRollout(envChange(true), pods, { now });
+    assert.deepEqual(sim.waves, []);
+    assert.equal(sim.end, 'Recreate');
+    assert.match(sim.message, /^2 pods would be evicted next/);
   });
 });
