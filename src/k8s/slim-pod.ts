@@ -11,6 +11,7 @@
  * - metadata.ownerReferences: only the controller's kind and name: recreation;
  * - metadata.annotations: only the SidecarSet bookkeeping keys (BOOKKEEPING_ANNOTATIONS) and the
  *   hot-upgrade slots' versions (the upgrade copies the old slot's version to the new one);
+ * - spec.restartPolicy (Never, OnFailure): such pods are not recreated;
  * - spec.nodeName: candidate order; spec.containers[] and spec.initContainers[] (native
  *   sidecars): name, image, restartPolicy: sidecar presence, image changes, state consistency;
  *   resources (requests, limits) and resizePolicy: resizes and the pod's QoS class;
@@ -262,6 +263,10 @@ function slimSpec(raw: Rec | undefined, pool: StringPool): PodSpec {
   const spec: PodSpec = { containers };
   const initContainers = records(s['initContainers']).map((c) => slimContainer(c, pool));
   if (initContainers.length > 0) spec.initContainers = initContainers;
+  // Kept only where it is not the default: run-to-completion pods are never recreated.
+  const restartPolicy = shared(s['restartPolicy'], pool);
+  if (restartPolicy === 'Never' || restartPolicy === 'OnFailure')
+    spec.restartPolicy = restartPolicy;
   const nodeName = shared(s['nodeName'], pool);
   if (nodeName !== undefined && nodeName !== '') spec.nodeName = nodeName;
   const gates = records(s['readinessGates']);

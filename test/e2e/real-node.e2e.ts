@@ -891,6 +891,56 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
       );
       assert.equal(started.items[0]?.count, 3);
     });
+
+    it('recreated pods whose new sidecar crash-loops pause the rollout; rollout undo recreates them back', async () => {
+      const namespace = 'recreate-gate';
+      const name = `${namespace}-agent`;
+      await plane().createNamespace(namespace);
+      await createSidecarSet(
+        name,
+        namespace,
+        {
+          updateStrategy: { type: 'RollingUpdate', maxUnavailable: 1 },
+          containers: [sidecarContainer('agent', TEST_IMAGES.sidecarV1)],
+        },
+        {
+          'sidecarset.dev/recreate-pods': 'true',
+          'sidecarset.dev/progress-deadline-seconds': '10',
+          'sidecarset.dev/max-sidecar-restarts': '1',
+        },
+      );
+      const created = await createDeployment(namespace, 3);
+      await waitStatus(name, { matchedPods: 3, updatedReadyPods: 3 });
+      const original = new Set(created.map(uidOf));
+
+      await replaceSidecarSet(custom, name, (spec) => {
+        const agent = must((spec['containers'] as Record<string, unknown>[])[0], 'agent');
+        agent['env'] = envList({ TESTD_EXIT_AFTER: '1s' });
+      });
+      await eventually(
+        async () => (await rolloutPaused(name))?.status === 'True',
+        'RolloutPaused',
+        SLOW,
+      );
+      const paused = must(await rolloutPaused(name), 'RolloutPaused');
+      assert.equal(paused.reason, 'UnhealthyPods');
+      const recreated = (await pods(namespace)).filter((p) => !original.has(uidOf(p)));
+      assert.equal(recreated.length, 1, 'maxUnavailable 1: one pod recreated, then the pause');
+      const broken = must(recreated[0], 'recreated pod');
+      assert.ok(
+        paused.message?.includes(nameOf(broken)),
+        `the condition names the pod: ${paused.message ?? ''}`,
+      );
+      assert.equal((await pods(namespace)).filter((p) => original.has(uidOf(p))).length, 2);
+
+      const undo = await cli(['rollout', 'undo', name]);
+      assert.equal(undo.code, 0, undo.out);
+      await waitStatus(name, { matchedPods: 3, updatedPods: 3, updatedReadyPods: 3, readyPods: 3 });
+      const after = await pods(namespace);
+      assert.equal(after.filter((p) => original.has(uidOf(p))).length, 2, 'the others untouched');
+      assert.ok(!after.some((p) => uidOf(p) === uidOf(broken)), 'the broken pod recreated back');
+      assert.ok(after.every((p) => runsReady(p, 'agent', TEST_IMAGES.sidecarV1) && isReady(p)));
+    });
   });
 
   it('with the webhook down (failurePolicy Ignore) a pod starts without its sidecar and is reported missed', async () => {

@@ -28,7 +28,7 @@ import {
   podRef,
   upgradability,
 } from './pod-state.js';
-import { podController } from './recreation.js';
+import { podController, whyNotRecreated } from './recreation.js';
 import { EVICTION_REFUSED, RESIZE_REFUSED, recordedRefusal } from './refusals.js';
 import { scatterCandidates } from './scatter.js';
 import type {
@@ -149,11 +149,12 @@ export function planUpgrade(
     if (upgradable.state === 'inFlight') waiting.push(hold(m, 'UpgradeInFlight'));
     else if (upgradable.state === 'notUpgradable') {
       const { message } = upgradable;
-      if (ctx.recreatePods && podController(m.pod) !== undefined) {
+      const notRecreated = ctx.recreatePods ? whyNotRecreated(m.pod) : '';
+      if (notRecreated === undefined) {
         candidates.push({ ...m, recreate: message });
         continue;
       }
-      const why = ctx.recreatePods ? `${message}; no controller recreates the pod` : message;
+      const why = notRecreated === '' ? message : `${message}; ${notRecreated}`;
       plan.notUpgradable.push({ pod: m.ref, reason: 'UpdateImmutableField', message: why });
     } else candidates.push(m);
   }

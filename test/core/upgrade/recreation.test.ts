@@ -91,6 +91,14 @@ describe('recreation through evictions', () => {
     assert.match(plan.notUpgradable[0]?.message ?? '', /no controller recreates the pod$/);
   });
 
+  it("a Job's pod (restartPolicy Never or OnFailure) is not evicted: it would fail its work", () => {
+    const job = owned(6);
+    job.spec.restartPolicy = 'OnFailure';
+    const plan = planUpgrade(envChange(true), [job], { now });
+    assert.deepEqual(plan.recreate, []);
+    assert.match(plan.notUpgradable[0]?.message ?? '', /restartPolicy OnFailure\) is not evicted$/);
+  });
+
   it('a pod owned without controller: true is not recreated either', () => {
     const pod = owned(5);
     pod.metadata.ownerReferences = [{ kind: 'ReplicaSet', name: 'web-5d8f' }];
