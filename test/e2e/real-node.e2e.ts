@@ -781,8 +781,12 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
       assert.equal(pod.status?.phase, 'Succeeded');
     });
 
-    it('an opted-in env change recreates pods through evictions; a PDB allowing no disruption stops it, with the reason', async () => {
-      const namespace = 'recreate';
+    /** `<namespace>-agent` in a new namespace: one sidecar, maxUnavailable 1, recreation on. */
+    async function recreatingSidecarSet(
+      namespace: string,
+      env: Record<string, string>,
+      annotations: Record<string, string> = {},
+    ): Promise<string> {
       const name = `${namespace}-agent`;
       await plane().createNamespace(namespace);
       await createSidecarSet(
@@ -790,10 +794,16 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
         namespace,
         {
           updateStrategy: { type: 'RollingUpdate', maxUnavailable: 1 },
-          containers: [sidecarContainer('agent', TEST_IMAGES.sidecarV1, { MODE: 'a' })],
+          containers: [sidecarContainer('agent', TEST_IMAGES.sidecarV1, env)],
         },
-        { 'sidecarset.dev/recreate-pods': 'true' },
+        { 'sidecarset.dev/recreate-pods': 'true', ...annotations },
       );
+      return name;
+    }
+
+    it('an opted-in env change recreates pods through evictions; a PDB allowing no disruption stops it, with the reason', async () => {
+      const namespace = 'recreate';
+      const name = await recreatingSidecarSet(namespace, { MODE: 'a' });
       const created = await createDeployment(namespace, 3);
       await waitStatus(name, { matchedPods: 3, updatedPods: 3, updatedReadyPods: 3 });
       const policy = plane().kubeConfig().makeApiClient(PolicyV1Api);
@@ -894,17 +904,10 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
 
     it('recreated pods whose new sidecar crash-loops pause the rollout; rollout undo recreates them back', async () => {
       const namespace = 'recreate-gate';
-      const name = `${namespace}-agent`;
-      await plane().createNamespace(namespace);
-      await createSidecarSet(
-        name,
+      const name = await recreatingSidecarSet(
         namespace,
+        {},
         {
-          updateStrategy: { type: 'RollingUpdate', maxUnavailable: 1 },
-          containers: [sidecarContainer('agent', TEST_IMAGES.sidecarV1)],
-        },
-        {
-          'sidecarset.dev/recreate-pods': 'true',
           'sidecarset.dev/progress-deadline-seconds': '10',
           'sidecarset.dev/max-sidecar-restarts': '1',
         },
