@@ -107,6 +107,15 @@ function statusLines(s: RolloutStatus): string[] {
       some(plan.upgrade.map((u) => u.pod)),
     ]);
   }
+  const deleting = plan.excluded.filter((e) => e.reason === 'Recreating');
+  if (deleting.length > 0) {
+    rows.push([
+      `  ${deleting.length}`,
+      'being recreated',
+      deleting[0]?.message ?? '',
+      some(deleting.map((e) => e.pod)),
+    ]);
+  }
   const [refused, evicting] = partition(plan.recreate, (r) => r.refused !== undefined);
   if (evicting.length > 0) {
     rows.push([

@@ -82,10 +82,11 @@ export function planUpgrade(
   const strategy = ctx.strategy;
   const resize = { podResize: options.podResize ?? true, versions: options.versions ?? new Map() };
   // 1. The matched pods; the others are excluded, with the reason.
-  const { matched, excluded, evicted } = readPods(ctx, pods);
+  const { matched, excluded } = readPods(ctx, pods);
   // 2. The status, as calculateStatus computes it before the round.
   const status = statusOf(sidecarSet, matched);
-  const unavailable = matched.filter(unavailableByUs).length + evicted;
+  const recreating = excluded.filter((e) => e.reason === 'Recreating').length;
+  const unavailable = matched.filter(unavailableByUs).length + recreating;
   const plan: UpgradePlan = {
     sidecarSet: ctx.name,
     hash: ctx.hash,
@@ -202,27 +203,21 @@ export function planUpgrade(
 
 /**
  * Every given pod once: matched (in namespace/name order) or excluded, with the reason. With
- * recreation on, `evicted` counts the pods on an older version being deleted: evicted, most
- * likely, and their replacements not ready yet (or not even created), so they use the budget.
+ * recreation on, pods on an older version being deleted are Recreating: evicted, most likely,
+ * and their replacements not ready yet (or not even created), so they use the budget.
  */
 function readPods(
   ctx: SidecarSetContext,
   pods: readonly Readonly<Pod>[],
-): { matched: MatchedPod[]; excluded: ExcludedPod[]; evicted: number } {
+): { matched: MatchedPod[]; excluded: ExcludedPod[] } {
   const matched: MatchedPod[] = [];
   const excluded: ExcludedPod[] = [];
-  let evicted = 0;
   for (const pod of pods) {
     const ref = podRef(pod);
-    if (!isActivePod(pod)) {
-      if (
-        ctx.recreatePods &&
-        isTerminating(pod) &&
-        isInjectedBy(ctx, pod) &&
-        !isUpdated(ctx, pod)
-      ) {
-        evicted++;
-      }
+    if (ctx.recreatePods && isTerminating(pod) && isInjectedBy(ctx, pod) && !isUpdated(ctx, pod)) {
+      const message = 'being deleted on an older version: its controller recreates it';
+      excluded.push({ pod: ref, reason: 'Recreating', message });
+    } else if (!isActivePod(pod)) {
       excluded.push({
         pod: ref,
         reason: 'Inactive',
@@ -250,7 +245,7 @@ function readPods(
   }
   matched.sort((a, b) => byName(a.ref, b.ref));
   excluded.sort((a, b) => byName(a.pod, b.pod));
-  return { matched, excluded, evicted };
+  return { matched, excluded };
 }
 
 function recreation(ctx: SidecarSetContext, m: MatchedPod, message: string): PodRecreate {

@@ -42,7 +42,13 @@ export interface NotUpgradablePod {
   message: string;
 }
 
-export const EXCLUDE_REASONS = ['Inactive', 'NotInjected', 'MissingSidecar'] as const;
+export const EXCLUDE_REASONS = [
+  'Inactive',
+  /** With recreation on: on an older version and being deleted (evicted); it uses the budget. */
+  'Recreating',
+  'NotInjected',
+  'MissingSidecar',
+] as const;
 export type ExcludeReason = (typeof EXCLUDE_REASONS)[number];
 
 /** A pod given to the planner that is not one of the SidecarSet's matched pods. */

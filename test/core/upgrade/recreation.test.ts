@@ -130,7 +130,13 @@ describe('recreation through evictions', () => {
     const waiting = planUpgrade(ss, [...evicting, ...pods.slice(2)], { now });
     assert.equal(waiting.budget.unavailable, 2);
     assert.deepEqual(waiting.recreate, []);
-    assert.deepEqual(names(waiting.excluded), ['web-0', 'web-1']);
+    assert.deepEqual(
+      waiting.excluded.map((e) => [e.pod.name, e.reason]),
+      [
+        ['web-0', 'Recreating'],
+        ['web-1', 'Recreating'],
+      ],
+    );
 
     const replaced = [replacement(0, ss), replacement(1, ss), ...pods.slice(2)];
     const starting = planUpgrade(ss, replaced, { now });
