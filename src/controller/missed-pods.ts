@@ -16,7 +16,7 @@ import type { WebhookSelectors } from '../core/missed-pods.js';
 import { isMissedBy } from '../core/missed-pods.js';
 import { buildSidecarSetIndex, candidateSidecarSets } from '../core/sidecarset-index.js';
 import type { SidecarSet } from '../core/sidecarset-types.js';
-import type { ClusterWriter } from './writer.js';
+import type { ClusterWriter } from './ports.js';
 
 export const MISSED_REASON = 'SidecarNotInjected';
 /** Pods named in the SidecarSet's event. */

@@ -17,8 +17,8 @@ import { restartsOnResize } from '../core/upgrade/resources.js';
 import type { PodFlip, PodRecreate, PodRef, PodUpgrade } from '../core/upgrade/types.js';
 import { nextUpgradableCondition } from '../core/upgrade/upgradable-condition.js';
 import type { UpgradeExpectations } from './expectations.js';
-import type { ClusterWriter, ObjectReference } from './writer.js';
-import { ConflictError, EvictionRefusedError, ResizeRefusedError } from './writer.js';
+import type { ClusterWriter, ObjectReference } from './ports.js';
+import { ConflictError, EvictionRefusedError, ResizeRefusedError } from './ports.js';
 
 /** What the pod writes need from the round. */
 export interface PodWriteDeps {

@@ -8,7 +8,6 @@ import type { Logger } from 'pino';
 
 import { SIDECARSET_HASH } from '../core/annotations.js';
 import type { Pod } from '../core/k8s-types.js';
-import type { NamespaceLabels } from '../core/match.js';
 import { withHashes } from '../core/hash.js';
 import { V1BETA1 } from '../core/sidecarset-types.js';
 import type { SidecarSet, SidecarSetStatus } from '../core/sidecarset-types.js';
@@ -32,7 +31,7 @@ import {
   podRef,
 } from '../core/upgrade/pod-state.js';
 import { selectsForUpgrade } from '../core/upgrade/selection.js';
-import type { UpgradePlan, UpgradeStatus } from '../core/upgrade/types.js';
+import type { UpgradePlan } from '../core/upgrade/types.js';
 import { nextUpgradableCondition } from '../core/upgrade/upgradable-condition.js';
 import { resizableVersions } from '../core/upgrade/resources.js';
 import type { PodWriteDeps } from './pod-writes.js';
@@ -46,15 +45,7 @@ import {
   upgradePod,
 } from './pod-writes.js';
 import type { RegisteredRevision } from './revisions.js';
-import type { ObjectReference } from './writer.js';
-
-/** What reconcile reads: the controller's caches, as plain values. */
-export interface ControllerView {
-  sidecarSet(name: string): SidecarSet | undefined;
-  /** Cached (slim) pods whose kruise.io/sidecarset-injected-list names this SidecarSet. */
-  podsInjectedBy(name: string): readonly Pod[];
-  namespaces: NamespaceLabels;
-}
+import type { ControllerView, ObjectReference, RoundObserver } from './ports.js';
 
 export interface ReconcileDeps extends PodWriteDeps {
   view: ControllerView;
@@ -67,16 +58,6 @@ export interface ReconcileDeps extends PodWriteDeps {
   revisions?: (sidecarSet: string) => readonly StoredRevision[];
   /** Registers the latest ControllerRevision (sidecarset_processor.go registerLatestRevision); without it the status keeps what it has. */
   registerRevision?: (ss: SidecarSet, pods: readonly Pod[]) => Promise<RegisteredRevision>;
-}
-
-/** What rounds tell the outside (the controller's metrics). */
-export interface RoundObserver {
-  /** The status a round computed for a SidecarSet; undefined once the SidecarSet is gone. */
-  status?(sidecarSet: string, status: UpgradeStatus | undefined): void;
-  /** Pods written in a round (in a dry run: that would have been): upgrades, hot-upgrade flips, evictions. */
-  podsWritten?(kind: 'upgrade' | 'flip' | 'evict', count: number): void;
-  /** Whether failed pods paused the SidecarSet's rollout; undefined once the SidecarSet is gone. */
-  rolloutPaused?(sidecarSet: string, paused: boolean | undefined): void;
 }
 
 export interface ReconcileResult {

@@ -13,8 +13,8 @@ import {
 
 import type { Pod, PodCondition } from '../core/k8s-types.js';
 import type { SidecarSetStatus } from '../core/sidecarset-types.js';
-import type { ClusterWriter, EventType, ObjectReference } from '../controller/writer.js';
-import { ConflictError, EvictionRefusedError, ResizeRefusedError } from '../controller/writer.js';
+import type { ClusterWriter, EventType, ObjectReference } from '../controller/ports.js';
+import { ConflictError, EvictionRefusedError, ResizeRefusedError } from '../controller/ports.js';
 import { EventCorrelator, correlationKey } from './event-correlator.js';
 
 const strategicMerge = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);

@@ -12,7 +12,7 @@ import type { Pod } from '../../src/core/k8s-types.js';
 import { ANY_NAMESPACE } from '../../src/core/match.js';
 import type { SidecarSet } from '../../src/core/sidecarset-types.js';
 import { MISSED_REASON, createMissedPodsScanner } from '../../src/controller/missed-pods.js';
-import type { ClusterWriter, ObjectReference } from '../../src/controller/writer.js';
+import type { ClusterWriter, ObjectReference } from '../../src/controller/ports.js';
 import { makePod, makeSidecarSet } from '../support/factories.js';
 
 interface Recorded {

@@ -11,7 +11,7 @@ import { createUpgradeExpectations } from '../../src/controller/expectations.js'
 import type { ReconcileDeps } from '../../src/controller/reconcile.js';
 import { reconcileSidecarSet } from '../../src/controller/reconcile.js';
 import type { RegisteredRevision } from '../../src/controller/revisions.js';
-import type { ClusterWriter } from '../../src/controller/writer.js';
+import type { ClusterWriter } from '../../src/controller/ports.js';
 import { ANY_NAMESPACE } from '../../src/core/match.js';
 import { makeSidecarSet } from '../support/factories.js';
 

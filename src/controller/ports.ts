@@ -1,9 +1,20 @@
 /**
- * What the controller writes to the cluster, as an interface: the Kubernetes implementation is in
- * src/k8s/kube-writer.ts, a dry-run one below. Reconcile logic depends only on this.
+ * The controller's ports, in one place: what a round reads (ControllerView, the caches), what it
+ * writes (ClusterWriter: src/k8s/kube-writer.ts, or the dry-run writer below) and what it tells
+ * (RoundObserver: the metrics). Reconcile logic depends only on these.
  */
 import type { Pod, PodCondition } from '../core/k8s-types.js';
-import type { SidecarSetStatus } from '../core/sidecarset-types.js';
+import type { NamespaceLabels } from '../core/match.js';
+import type { SidecarSet, SidecarSetStatus } from '../core/sidecarset-types.js';
+import type { UpgradeStatus } from '../core/upgrade/types.js';
+
+/** What a round reads: the controller's caches, as plain values. */
+export interface ControllerView {
+  sidecarSet(name: string): SidecarSet | undefined;
+  /** Cached (slim) pods whose kruise.io/sidecarset-injected-list names this SidecarSet. */
+  podsInjectedBy(name: string): readonly Pod[];
+  namespaces: NamespaceLabels;
+}
 
 export interface ObjectReference {
   kind: 'Pod' | 'SidecarSet';
@@ -58,6 +69,16 @@ export interface ClusterWriter {
   /** Writes the SidecarSet's status through the status subresource. */
   writeSidecarSetStatus(name: string, status: SidecarSetStatus): Promise<void>;
   event(about: ObjectReference, type: EventType, reason: string, message: string): Promise<void>;
+}
+
+/** What rounds tell the outside (the metrics). */
+export interface RoundObserver {
+  /** The status a round computed for a SidecarSet; undefined once the SidecarSet is gone. */
+  status?(sidecarSet: string, status: UpgradeStatus | undefined): void;
+  /** Pods written in a round (in a dry run: that would have been): upgrades, hot-upgrade flips, evictions. */
+  podsWritten?(kind: 'upgrade' | 'flip' | 'evict', count: number): void;
+  /** Whether failed pods paused the SidecarSet's rollout; undefined once the SidecarSet is gone. */
+  rolloutPaused?(sidecarSet: string, paused: boolean | undefined): void;
 }
 
 /** Reads for real and writes nothing: what `--dry-run` runs with. Events are not sent either. */
