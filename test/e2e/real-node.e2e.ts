@@ -250,7 +250,7 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
           )
         );
       },
-      `status ${JSON.stringify(expected)} of ${name} (last: ${JSON.stringify(last?.status)})`,
+      () => `status ${JSON.stringify(expected)} of ${name} (last: ${JSON.stringify(last?.status)})`,
       SLOW,
     );
     return must(last, 'SidecarSet');
