@@ -133,14 +133,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       const decision = outcome.response.allowed ? 'allowed' : 'denied';
       deps.metrics.requests.inc({ endpoint, decision, result: outcome.result });
       deps.metrics.duration.observe({ endpoint }, Number(process.hrtime.bigint() - started) / 1e9);
-      // The request's line comes from a child logger that carries its uid. pino serializes a
-      // child's bindings when it is made, a few µs: so it is made only when the line is written.
+      // The uid is a field of the line, first, where a child logger's binding would print it: a
+      // child of request.log (itself a child, made per request) turned request.log into a
+      // prototype on every request, 20 µs a line, a tenth of the decision on a realistic pod.
       // (request.log is a child of deps.logger, at its level: no route sets a logLevel.)
       const level = outcome.level ?? 'info';
       if (deps.logger.isLevelEnabled(level)) {
         beforeLogLine();
-        request.log.child({ uid: admissionRequest.uid })[level](
+        request.log[level](
           {
+            uid: admissionRequest.uid,
             endpoint,
             operation: admissionRequest.operation,
             namespace: admissionRequest.namespace,
