@@ -12,8 +12,8 @@
  * Volumes, updateStrategy and the rest do not enter the hash; containers do.
  */
 import { defaultImagePullPolicy } from './image-ref.js';
-import { isPlainObject } from './json.js';
-import { defaultQuantity } from './quantity.js';
+import { isPlainObject } from './encoding/json.js';
+import { defaultQuantity } from './encoding/quantity.js';
 import type { SidecarContainer, SidecarSet, SidecarSetSpec } from './sidecarset-types.js';
 import { DEFAULT_TARGET_CONTAINERS_NAME_REGEX } from './validation/sidecarset-schema.js';
 

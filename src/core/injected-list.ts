@@ -5,7 +5,7 @@
  * (upgrade/pod-state.ts, isInjectedBy).
  */
 import { SIDECARSET_INJECTED_LIST } from './annotations.js';
-import { compareStrings } from './json.js';
+import { compareStrings } from './encoding/json.js';
 import type { Pod } from './k8s-types.js';
 
 /** The SidecarSets the pod records as injected; empty entries dropped. */

@@ -7,7 +7,7 @@
  * (formatPodSidecarSetHashes).
  */
 import { SidecarSetError } from './errors.js';
-import { compareStrings, goJsonString, isPlainObject } from './json.js';
+import { compareStrings, goJsonString, isPlainObject } from './encoding/json.js';
 
 export interface SidecarSetUpgradeSpec {
   /** RFC 3339, second precision, UTC; null for entries converted from the legacy format. */

@@ -2,7 +2,7 @@
  * The pod inside the objects `sidecarset inject` accepts: a Pod itself, or the pod template of a
  * workload. Injecting a template gives what its pods will look like once created.
  */
-import { isPlainObject } from './json.js';
+import { isPlainObject } from './encoding/json.js';
 import type { Pod } from './k8s-types.js';
 
 /** Kind → path from the object to its pod template. */

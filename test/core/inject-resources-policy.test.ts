@@ -12,9 +12,9 @@ import {
   evaluatePolicyExpression,
   targetContainers,
 } from '../../src/core/inject/resources-policy.js';
-import type { JsonObject } from '../../src/core/json.js';
+import type { JsonObject } from '../../src/core/encoding/json.js';
 import type { Container, Pod } from '../../src/core/k8s-types.js';
-import { formatQuantity, parseQuantity } from '../../src/core/quantity.js';
+import { formatQuantity, parseQuantity } from '../../src/core/encoding/quantity.js';
 import type {
   ResourcesPolicy,
   SidecarContainer,

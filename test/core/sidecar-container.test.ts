@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 
 import fc from 'fast-check';
 
-import { CONTAINER } from '../../src/core/go-container-fields.js';
+import { CONTAINER } from '../../src/core/encoding/go-container-fields.js';
 import type { Container } from '../../src/core/k8s-types.js';
 import {
   SIDECAR_ONLY_FIELDS,

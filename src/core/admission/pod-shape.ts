@@ -3,7 +3,7 @@
  * well-typed Pod; anything else (a hand-written AdmissionReview, another client) is refused with
  * the field that is wrong, never with the TypeError injection would throw.
  */
-import { isPlainObject } from '../json.js';
+import { isPlainObject } from '../encoding/json.js';
 import type { Pod } from '../k8s-types.js';
 
 /** The pod, or the first field that is not what a Pod has there. */

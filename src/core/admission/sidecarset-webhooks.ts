@@ -7,7 +7,7 @@
 import { dropStaleNamespaceAnnotation } from '../conversion/sidecarset-conversion.js';
 import { applySidecarSetAdmission } from '../hash.js';
 import type { RevisionLookup } from '../inject/revision.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject } from '../encoding/json.js';
 import { diffAsJsonPatch } from '../patch.js';
 import type { SidecarSet } from '../sidecarset-types.js';
 import { SIDECARSET_API_VERSIONS, SIDECARSET_GROUP } from '../sidecarset-types.js';

@@ -17,7 +17,7 @@ import {
   SIDECARSET_CUSTOM_VERSION_LABEL,
   SIDECARSET_V1ALPHA1_NAMESPACE,
 } from '../annotations.js';
-import { cloneJson, deepEqual, isPlainObject } from '../json.js';
+import { cloneJson, deepEqual, isPlainObject } from '../encoding/json.js';
 import type { SidecarSet, SidecarSetApiVersion } from '../sidecarset-types.js';
 import { V1BETA1, isSidecarSetApiVersion } from '../sidecarset-types.js';
 

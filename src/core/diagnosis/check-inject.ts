@@ -25,7 +25,7 @@ import {
 import { webhookScopes } from '../scope/cel.js';
 import type { ScopePrecision, WebhookScope } from '../scope/webhook-scope.js';
 import { podInWebhookScope } from '../scope/webhook-scope.js';
-import { compareStrings } from '../json.js';
+import { compareStrings } from '../encoding/json.js';
 import { injectedNames } from '../injected-list.js';
 import { createdSince } from '../missed-pods.js';
 import { recordedHash } from '../pod-hash-annotation.js';

@@ -1,7 +1,7 @@
 /** Builds the containers one SidecarSet injects into one pod (OpenKruise buildSidecars, pkg/webhook/pod/mutating/sidecarset.go). */
 import { versionAltAnnotation, versionAnnotation } from '../annotations.js';
-import type { JsonObject } from '../json.js';
-import { cloneJson } from '../json.js';
+import type { JsonObject } from '../encoding/json.js';
+import { cloneJson } from '../encoding/json.js';
 import type { Container, EnvVar, LocalObjectReference, Pod, Volume } from '../k8s-types.js';
 import type { SidecarContainer, SidecarSet } from '../sidecarset-types.js';
 import { inApiFieldOrder, stripSidecarFields } from '../sidecar-container.js';

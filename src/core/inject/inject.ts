@@ -13,7 +13,7 @@ import {
 } from '../annotations.js';
 import type { WorkingSlots } from '../hot-upgrade-annotation.js';
 import { formatWorkingSlots, readWorkingSlots } from '../hot-upgrade-annotation.js';
-import { compareStrings } from '../json.js';
+import { compareStrings } from '../encoding/json.js';
 import type { Pod } from '../k8s-types.js';
 import type { SidecarSet } from '../sidecarset-types.js';
 import type { BuiltSidecarSet } from './build.js';

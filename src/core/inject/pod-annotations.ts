@@ -5,7 +5,7 @@ import {
   SIDECARSET_INJECTED_LIST,
 } from '../annotations.js';
 import { injectedListWith } from '../injected-list.js';
-import { deepEqual } from '../json.js';
+import { deepEqual } from '../encoding/json.js';
 import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
 import {
   formatPodSidecarSetHashes,

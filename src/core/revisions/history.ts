@@ -9,10 +9,10 @@ import {
   SIDECARSET_NAME_LABEL,
 } from '../annotations.js';
 import { customVersionOf } from '../custom-version.js';
-import { LOCAL_OBJECT_REFERENCE, SIDECAR_CONTAINER } from '../go-container-fields.js';
-import { encodeGo, goMap, goSlice, goString, goStruct } from '../go-json.js';
+import { LOCAL_OBJECT_REFERENCE, SIDECAR_CONTAINER } from '../encoding/go-container-fields.js';
+import { encodeGo, goMap, goSlice, goString, goStruct } from '../encoding/go-json.js';
 import { safeEncodeString } from '../hash.js';
-import { compareStrings, isPlainObject, sortedJson } from '../json.js';
+import { compareStrings, isPlainObject, sortedJson } from '../encoding/json.js';
 import type { Pod } from '../k8s-types.js';
 import { parsePodSidecarSetHashes } from '../pod-hash-annotation.js';
 import type { SidecarSet, SidecarSetRevision } from '../sidecarset-types.js';

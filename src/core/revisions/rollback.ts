@@ -11,7 +11,7 @@
  */
 import { SIDECARSET_CUSTOM_VERSION_LABEL } from '../annotations.js';
 import { defaultSidecarSet } from '../defaults.js';
-import { cloneJson } from '../json.js';
+import { cloneJson } from '../encoding/json.js';
 import type { SidecarSet, SidecarSetRevision, SidecarSetSpec } from '../sidecarset-types.js';
 import type { StoredRevision } from './history.js';
 import { revisionData, sortRevisions, toSidecarSetRevision } from './history.js';

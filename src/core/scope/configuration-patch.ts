@@ -7,7 +7,7 @@
  * `test` of the webhook's name, and ours replaces the resourceVersion read, so a concurrent change
  * to the selectors is a 409 and a fresh read rather than a lost update.
  */
-import { isPlainObject, sortedJson } from '../json.js';
+import { isPlainObject, sortedJson } from '../encoding/json.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../k8s-types.js';
 import type { MatchCondition } from './cel.js';
 import { SCOPE_CONDITION_NAME, scopeMatchConditions } from './cel.js';

@@ -12,7 +12,7 @@
  * when the API server still refuses it.
  */
 import { NAMESPACE_NAME_LABEL } from '../annotations.js';
-import { compareStrings } from '../json.js';
+import { compareStrings } from '../encoding/json.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../k8s-types.js';
 import type { Labels } from '../selector.js';
 import { isEmptySelector, selectorMatchesAll } from '../selector.js';

@@ -9,7 +9,7 @@ import {
 } from '../annotations.js';
 import { UPGRADE_BASELINE, withUpgradeBaseline } from './upgrade-baseline.js';
 import { applyPatchPodMetadata } from '../inject/pod-metadata.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject } from '../encoding/json.js';
 import type { Pod } from '../k8s-types.js';
 import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
 import {

@@ -6,7 +6,7 @@
  * second is the same. Unlike OpenKruise, every tie left is broken by namespace, then name, so the
  * order never depends on the input order (docs/adr/0003-stable-upgrade-order.md).
  */
-import { compareStrings } from '../json.js';
+import { compareStrings } from '../encoding/json.js';
 import type { Pod } from '../k8s-types.js';
 import { podNamespace } from '../match.js';
 import type { Labels } from '../selector.js';

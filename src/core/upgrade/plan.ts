@@ -6,7 +6,7 @@
  */
 import { rolloutGate } from './rollout-gate.js';
 import { SidecarSetError } from '../errors.js';
-import { compareStrings } from '../json.js';
+import { compareStrings } from '../encoding/json.js';
 import type { Pod } from '../k8s-types.js';
 import { validSelectorMatches } from '../selector.js';
 import type { SidecarSet } from '../sidecarset-types.js';

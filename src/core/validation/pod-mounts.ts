@@ -2,7 +2,7 @@
 import type { Container, VolumeDevice, VolumeMount } from '../k8s-types.js';
 import type { FieldError } from './field-error.js';
 import { childPath, forbidden, indexPath, invalid, notFound, required } from './field-error.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject } from '../encoding/json.js';
 
 const BLOCK_SOURCES = new Set(['persistentVolumeClaim', 'ephemeral']);
 

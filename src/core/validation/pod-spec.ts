@@ -9,7 +9,7 @@ import type { Container, Volume } from '../k8s-types.js';
 import { stripSidecarFields } from '../sidecar-container.js';
 import type { FieldError } from './field-error.js';
 import { invalid, notSupported, required } from './field-error.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject } from '../encoding/json.js';
 import { validateContainers } from './pod-containers.js';
 import { validateVolumes } from './pod-volumes.js';
 

@@ -7,7 +7,7 @@ import type { SidecarContainer, SidecarSet } from '../sidecarset-types.js';
 import type { FieldError } from './field-error.js';
 import { invalid } from './field-error.js';
 import { NAMESPACE_NAME_LABEL, SIDECARSET_BASE, SIDECARSET_CANARY } from '../annotations.js';
-import { deepEqual } from '../json.js';
+import { deepEqual } from '../encoding/json.js';
 import type { KeyValues } from './selector-overlap.js';
 import { allowedValues, isSelectorOverlapping } from './selector-overlap.js';
 

@@ -4,7 +4,7 @@
  * `resources`, so "1000m" and "1" must serialise exactly as Go does ("1"), and a string Go keeps
  * verbatim ("1e3", "100m") must stay verbatim.
  */
-import { SidecarSetError } from './errors.js';
+import { SidecarSetError } from '../errors.js';
 
 export type QuantityFormat = 'DecimalExponent' | 'BinarySI' | 'DecimalSI';
 

@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 
 import fc from 'fast-check';
 
-import { base64Utf8, encodePatch } from '../../src/core/admission/review.js';
-import { cloneJson } from '../../src/core/json.js';
+import { base64Utf8, encodePatch } from '../../../src/core/admission/review.js';
+import { cloneJson } from '../../../src/core/encoding/json.js';
 
 describe('cloneJson', () => {
   it('gives what structuredClone gives for any JSON value, sharing nothing', () => {

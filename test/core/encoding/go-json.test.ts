@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { SidecarSetError } from '../../src/core/errors.js';
-import { SIDECAR_CONTAINER } from '../../src/core/go-container-fields.js';
-import type { GoType } from '../../src/core/go-json.js';
+import { SidecarSetError } from '../../../src/core/errors.js';
+import { SIDECAR_CONTAINER } from '../../../src/core/encoding/go-container-fields.js';
+import type { GoType } from '../../../src/core/encoding/go-json.js';
 import {
   encodeGo,
   goBool,
@@ -16,8 +16,8 @@ import {
   goSlice,
   goString,
   goStruct,
-} from '../../src/core/go-json.js';
-import { sidecarSetHashInput } from '../../src/core/hash.js';
+} from '../../../src/core/encoding/go-json.js';
+import { sidecarSetHashInput } from '../../../src/core/hash.js';
 
 // Outputs of Go's json.Marshal on the SidecarContainer types decoded from the input (struct
 // definitions taken mechanically from k8s.io/api v0.32.10 and kruise HEAD, real Quantity code).

@@ -5,7 +5,7 @@
  * omitempty, map keys sorted, no whitespace). A declarative type table drives it
  * (go-container-fields.ts); no type has hand-written code here.
  */
-import { SidecarSetError } from './errors.js';
+import { SidecarSetError } from '../errors.js';
 import { goJsonString, isPlainObject } from './json.js';
 import { canonicalQuantity } from './quantity.js';
 

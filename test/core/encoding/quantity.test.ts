@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { SidecarSetError } from '../../src/core/errors.js';
+import { SidecarSetError } from '../../../src/core/errors.js';
 import {
   canonicalQuantity,
   defaultQuantity,
   formatQuantity,
   parseQuantity,
   roundUpQuantity,
-} from '../../src/core/quantity.js';
+} from '../../../src/core/encoding/quantity.js';
 
 // [input, Go json.Marshal after ParseQuantity, after RoundUp(-3) as SetDefaults_ResourceList does].
 // Every row was produced by the real apimachinery v0.32.10 resource package (Go), see the report.
