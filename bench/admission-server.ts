@@ -17,7 +17,7 @@ import { fastify } from 'fastify';
 
 import { startServe } from '../src/cli/serve.js';
 import { isPlainObject } from '../src/core/encoding/json.js';
-import type { Container, Pod, Volume } from '../src/core/k8s-types.js';
+import type { Container, Pod, Volume } from '../src/core/api/k8s-types.js';
 import { BODY_LIMIT, secureContextOptions } from '../src/server/http-server.js';
 import { ensureDevCertificates, readTlsPair } from '../src/server/tls.js';
 

@@ -24,7 +24,7 @@ import {
   webhookScopeLevels,
 } from '../src/core/scope/webhook-scope.js';
 import type { Labels } from '../src/core/selector.js';
-import type { SidecarSet, SidecarSetSpec } from '../src/core/sidecarset-types.js';
+import type { SidecarSet, SidecarSetSpec } from '../src/core/api/sidecarset-types.js';
 
 interface GeneratedPod {
   namespace: string;

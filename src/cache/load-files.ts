@@ -5,7 +5,7 @@
  */
 import { SidecarSetError } from '../core/errors.js';
 import type { Labels } from '../core/selector.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import { describeProblems, loadNamespaces, loadSidecarSets } from '../io/loaders.js';
 import { declaresNoSidecarSets } from './explicitly-empty.js';
 

@@ -7,7 +7,7 @@ import type { NamespaceLabels } from '../core/match.js';
 import type { InjectionSnapshot } from '../core/pod-mutation.js';
 import type { SidecarSetIndex } from '../core/sidecarset-index.js';
 import { buildSidecarSetIndex } from '../core/sidecarset-index.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
 
 export interface Snapshot extends InjectionSnapshot {
   readonly sidecarSets: SidecarSetIndex;

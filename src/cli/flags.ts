@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 
 import { InvalidArgumentError } from 'commander';
 
-import { INSTALLATION } from '../core/installation-names.js';
+import { INSTALLATION } from '../core/api/installation-names.js';
 import { parseWebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
 import type { WebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
 import { BODY_LIMIT } from '../server/http-server.js';

@@ -2,7 +2,7 @@
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 
 import { SidecarSetError } from '../core/errors.js';
-import { INSTALLATION } from '../core/installation-names.js';
+import { INSTALLATION } from '../core/api/installation-names.js';
 import type { JobSidecarMode } from '../core/inject/job-sidecars.js';
 import { JOB_SIDECAR_MODES } from '../core/inject/job-sidecars.js';
 import type { Shell } from './completion.js';

@@ -6,12 +6,12 @@
 import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 
-import { SIDECARSET_HASH } from '../core/annotations.js';
-import type { Pod } from '../core/k8s-types.js';
+import { SIDECARSET_HASH } from '../core/api/annotations.js';
+import type { Pod } from '../core/api/k8s-types.js';
 import type { NamespaceLabels } from '../core/match.js';
-import { withHashes } from '../core/hash.js';
-import { V1BETA1 } from '../core/sidecarset-types.js';
-import type { SidecarSet, SidecarSetStatus } from '../core/sidecarset-types.js';
+import { withHashes } from '../core/api/hash.js';
+import { V1BETA1 } from '../core/api/sidecarset-types.js';
+import type { SidecarSet, SidecarSetStatus } from '../core/api/sidecarset-types.js';
 import type { StoredRevision } from '../core/revisions/history.js';
 import {
   ROLLOUT_PAUSED,

@@ -2,8 +2,8 @@
  * What the controller writes to the cluster, as an interface: the Kubernetes implementation is in
  * src/k8s/kube-writer.ts, a dry-run one below. Reconcile logic depends only on this.
  */
-import type { Pod, PodCondition } from '../core/k8s-types.js';
-import type { SidecarSetStatus } from '../core/sidecarset-types.js';
+import type { Pod, PodCondition } from '../core/api/k8s-types.js';
+import type { SidecarSetStatus } from '../core/api/sidecarset-types.js';
 
 export interface ObjectReference {
   kind: 'Pod' | 'SidecarSet';

@@ -5,7 +5,7 @@
 import type { InjectOptions } from './inject/inject.js';
 import { injectPod } from './inject/inject.js';
 import type { RevisionLookup } from './inject/revision.js';
-import type { Pod } from './k8s-types.js';
+import type { Pod } from './api/k8s-types.js';
 import type { NamespaceLabels } from './match.js';
 import { podNamespace } from './match.js';
 import type { JsonPatchOperation } from './patch.js';

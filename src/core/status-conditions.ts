@@ -10,7 +10,7 @@
  * metadata.generation, as kstatus, kubectl wait and the Argo CD check all read it.
  */
 import { formatTimestamp } from './pod-hash-annotation.js';
-import type { SidecarSet, SidecarSetCondition } from './sidecarset-types.js';
+import type { SidecarSet, SidecarSetCondition } from './api/sidecarset-types.js';
 import type { BudgetSummary, HoldReason, StopReason, UpgradeStatus } from './upgrade/types.js';
 
 export const READY = 'Ready';

@@ -14,13 +14,16 @@ import {
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
   versionAltAnnotation,
   versionAnnotation,
-} from '../../src/core/annotations.js';
-import { computeSidecarSetHash, computeSidecarSetHashWithoutImage } from '../../src/core/hash.js';
+} from '../../src/core/api/annotations.js';
+import {
+  computeSidecarSetHash,
+  computeSidecarSetHashWithoutImage,
+} from '../../src/core/api/hash.js';
 import type { InjectOptions } from '../../src/core/inject/inject.js';
 import { sourceFromFieldRef } from '../../src/core/inject/env.js';
 import { injectPod } from '../../src/core/inject/inject.js';
 import { applyPatchPodMetadata } from '../../src/core/inject/pod-metadata.js';
-import type { Container, Pod } from '../../src/core/k8s-types.js';
+import type { Container, Pod } from '../../src/core/api/k8s-types.js';
 import { matchSidecarSet, minimalNamespaceLabels } from '../../src/core/match.js';
 import { parsePodSidecarSetHashes } from '../../src/core/pod-hash-annotation.js';
 import { mutatePod } from '../../src/core/pod-mutation.js';
@@ -31,7 +34,7 @@ import type {
   SidecarSetPatchPodMetadata,
   SidecarSetRevision,
   TransferEnvVar,
-} from '../../src/core/sidecarset-types.js';
+} from '../../src/core/api/sidecarset-types.js';
 import { FIXED_NOW, makePod } from '../support/factories.js';
 import { openKruisePod1 } from '../support/openkruise-pods.js';
 

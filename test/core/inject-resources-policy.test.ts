@@ -13,13 +13,13 @@ import {
   targetContainers,
 } from '../../src/core/inject/resources-policy.js';
 import type { JsonObject } from '../../src/core/encoding/json.js';
-import type { Container, Pod } from '../../src/core/k8s-types.js';
+import type { Container, Pod } from '../../src/core/api/k8s-types.js';
 import { formatQuantity, parseQuantity } from '../../src/core/encoding/quantity.js';
 import type {
   ResourcesPolicy,
   SidecarContainer,
   SidecarSet,
-} from '../../src/core/sidecarset-types.js';
+} from '../../src/core/api/sidecarset-types.js';
 import { FIXED_NOW, makePod, makeSidecarSet, sidecar } from '../support/factories.js';
 
 const options: InjectOptions = { now: FIXED_NOW, random: () => 0.5, revisions: () => [] };

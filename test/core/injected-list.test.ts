@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { SIDECARSET_INJECTED_LIST } from '../../src/core/annotations.js';
+import { SIDECARSET_INJECTED_LIST } from '../../src/core/api/annotations.js';
 import { injectedListWith, injectedNames } from '../../src/core/injected-list.js';
 
 const pod = (value?: string) => ({

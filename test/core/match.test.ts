@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { LabelSelector } from '../../src/core/k8s-types.js';
+import type { LabelSelector } from '../../src/core/api/k8s-types.js';
 import type { NamespaceLabels } from '../../src/core/match.js';
 import { matchSidecarSet, minimalNamespaceLabels, podNamespace } from '../../src/core/match.js';
 import { selectorMatches, selectorMatchesAll } from '../../src/core/selector.js';
@@ -11,7 +11,7 @@ import {
   explainMatches,
   matchingSidecarSets,
 } from '../../src/core/sidecarset-index.js';
-import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 import { makePod, makeSidecarSet } from '../support/factories.js';
 
 describe('selectorMatches', () => {

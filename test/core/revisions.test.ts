@@ -5,9 +5,9 @@ import {
   SIDECARSET_CUSTOM_VERSION_LABEL,
   SIDECARSET_HASH,
   SIDECARSET_NAME_LABEL,
-} from '../../src/core/annotations.js';
-import { safeEncodeString, withHashes } from '../../src/core/hash.js';
-import type { Pod } from '../../src/core/k8s-types.js';
+} from '../../src/core/api/annotations.js';
+import { safeEncodeString, withHashes } from '../../src/core/api/hash.js';
+import type { Pod } from '../../src/core/api/k8s-types.js';
 import type { RevisionPlan, StoredRevision } from '../../src/core/revisions/history.js';
 import {
   CONTROLLER_REVISION_HASH_LABEL,
@@ -22,7 +22,7 @@ import {
   toSidecarSetRevision,
   truncateHistory,
 } from '../../src/core/revisions/history.js';
-import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 

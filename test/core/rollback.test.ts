@@ -4,8 +4,8 @@ import { describe, it } from 'node:test';
 import {
   SIDECARSET_CUSTOM_VERSION_LABEL,
   SIDECARSET_NAME_LABEL,
-} from '../../src/core/annotations.js';
-import { defaultSidecarSet } from '../../src/core/defaults.js';
+} from '../../src/core/api/annotations.js';
+import { defaultSidecarSet } from '../../src/core/api/defaults.js';
 import type { StoredRevision } from '../../src/core/revisions/history.js';
 import { newRevision } from '../../src/core/revisions/history.js';
 import {
@@ -14,7 +14,7 @@ import {
   planRollback,
   revisionHistory,
 } from '../../src/core/revisions/rollback.js';
-import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 
 function sidecarSet(image: string, extra: Partial<SidecarSet['spec']> = {}): SidecarSet {
   return {

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 
 import { SidecarSetError } from '../../src/core/errors.js';
-import type { LabelSelector, LabelSelectorRequirement } from '../../src/core/k8s-types.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../../src/core/api/k8s-types.js';
 import { selectorMatches, selectorString } from '../../src/core/selector.js';
 import { parseLabelSelector } from '../fake-apiserver/selectors.js';
 

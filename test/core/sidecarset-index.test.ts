@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 
 import { buildSidecarSetIndex, candidateSidecarSets } from '../../src/core/sidecarset-index.js';
-import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 import { makeSidecarSet } from '../support/factories.js';
 
 const names = (sets: readonly SidecarSet[]): (string | undefined)[] =>

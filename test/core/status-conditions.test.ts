@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { SidecarSet, SidecarSetCondition } from '../../src/core/sidecarset-types.js';
+import type { SidecarSet, SidecarSetCondition } from '../../src/core/api/sidecarset-types.js';
 import type { RolloutSummary } from '../../src/core/status-conditions.js';
 import { rolloutSummary } from '../support/rollout-summary.js';
 import {

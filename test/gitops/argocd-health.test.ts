@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 
-import type { SidecarSet, SidecarSetStatus } from '../../src/core/sidecarset-types.js';
+import type { SidecarSet, SidecarSetStatus } from '../../src/core/api/sidecarset-types.js';
 import type { RolloutSummary } from '../../src/core/status-conditions.js';
 import { nextStatusConditions } from '../../src/core/status-conditions.js';
 import { rolloutSummary } from '../support/rollout-summary.js';

@@ -2,7 +2,7 @@
 import { minimalNamespaceLabels } from '../../src/core/match.js';
 import type { InjectionSnapshot } from '../../src/core/pod-mutation.js';
 import { buildSidecarSetIndex } from '../../src/core/sidecarset-index.js';
-import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 
 export function snapshotOf(sets: SidecarSet[]): InjectionSnapshot {
   return {

@@ -4,7 +4,7 @@
  * the field that is wrong, never with the TypeError injection would throw.
  */
 import { isPlainObject } from '../encoding/json.js';
-import type { Pod } from '../k8s-types.js';
+import type { Pod } from '../api/k8s-types.js';
 
 /** The pod, or the first field that is not what a Pod has there. */
 export function checkPodShape(object: unknown): { pod: Pod } | { problem: string } {

@@ -5,13 +5,13 @@
 import { SidecarSetError } from '../errors.js';
 import { injectPod } from '../inject/inject.js';
 import type { JobSidecarMode } from '../inject/job-sidecars.js';
-import type { Pod } from '../k8s-types.js';
+import type { Pod } from '../api/k8s-types.js';
 import { podNamespace } from '../match.js';
 import { diffAsJsonPatch } from '../patch.js';
 import type { InjectionSnapshot } from '../pod-mutation.js';
 import { mutatePod } from '../pod-mutation.js';
 import { matchingSidecarSets } from '../sidecarset-index.js';
-import type { SidecarSet } from '../sidecarset-types.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 import type { FieldError } from '../validation/field-error.js';
 import { formatFieldErrors } from '../validation/field-error.js';
 import { validateSidecarSetSchema } from '../validation/schema-check.js';

@@ -3,7 +3,7 @@ import {
   SIDECARSET_HASH,
   SIDECARSET_HASH_WITHOUT_IMAGE,
   SIDECARSET_INJECTED_LIST,
-} from '../annotations.js';
+} from '../api/annotations.js';
 import { injectedListWith } from '../injected-list.js';
 import { deepEqual } from '../encoding/json.js';
 import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';

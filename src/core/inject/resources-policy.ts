@@ -9,7 +9,7 @@
 import { SidecarSetError } from '../errors.js';
 import type { JsonObject } from '../encoding/json.js';
 import { isPlainObject } from '../encoding/json.js';
-import type { Container, Pod } from '../k8s-types.js';
+import type { Container, Pod } from '../api/k8s-types.js';
 import type { Quantity } from '../encoding/quantity.js';
 import {
   aligned,
@@ -18,7 +18,7 @@ import {
   parseQuantity,
   roundUpQuantity,
 } from '../encoding/quantity.js';
-import type { ResourcesPolicy, SidecarSet } from '../sidecarset-types.js';
+import type { ResourcesPolicy, SidecarSet } from '../api/sidecarset-types.js';
 import type { ExprAlgebra } from './resource-expression.js';
 import { evaluateExpression, ResourceExpressionError } from './resource-expression.js';
 

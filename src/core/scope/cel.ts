@@ -8,7 +8,7 @@
  * `in` guards.
  */
 import { compareStrings } from '../encoding/json.js';
-import type { SidecarSet } from '../sidecarset-types.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 import type { ScopeClause, ScopeRequirement, WebhookScope } from './webhook-scope.js';
 import { webhookScopeLevels } from './webhook-scope.js';
 

@@ -8,7 +8,7 @@
  * to the selectors is a 409 and a fresh read rather than a lost update.
  */
 import { isPlainObject, sortedJson } from '../encoding/json.js';
-import type { LabelSelector, LabelSelectorRequirement } from '../k8s-types.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../api/k8s-types.js';
 import type { MatchCondition } from './cel.js';
 import { SCOPE_CONDITION_NAME, scopeMatchConditions } from './cel.js';
 import type { ScopeRequirement, WebhookScope } from './webhook-scope.js';

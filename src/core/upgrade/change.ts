@@ -6,11 +6,11 @@ import {
   SIDECARSET_HASH,
   SIDECARSET_HASH_WITHOUT_IMAGE,
   SIDECARSET_INPLACE_UPDATE_STATE,
-} from '../annotations.js';
+} from '../api/annotations.js';
 import { UPGRADE_BASELINE, withUpgradeBaseline } from './upgrade-baseline.js';
 import { applyPatchPodMetadata } from '../inject/pod-metadata.js';
 import { isPlainObject } from '../encoding/json.js';
-import type { Pod } from '../k8s-types.js';
+import type { Pod } from '../api/k8s-types.js';
 import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
 import {
   formatPodSidecarSetHashes,
@@ -18,7 +18,7 @@ import {
   readHashes,
   recordedHash,
 } from '../pod-hash-annotation.js';
-import type { SidecarSetPatchPodMetadata } from '../sidecarset-types.js';
+import type { SidecarSetPatchPodMetadata } from '../api/sidecarset-types.js';
 import type { SidecarSetContext } from './context.js';
 import type { InPlaceUpdateEntry } from './in-place-update-state.js';
 import { formatInPlaceUpdateStates, readInPlaceUpdateStates } from './in-place-update-state.js';

@@ -7,7 +7,7 @@
  *   {"agent":{"hash":"…","message":"node didn't have enough allocatable resources: cpu, …"}}
  */
 import { isPlainObject, readJsonObject } from '../encoding/json.js';
-import type { Pod } from '../k8s-types.js';
+import type { Pod } from '../api/k8s-types.js';
 
 export const RESIZE_REFUSED = 'sidecarset.dev/resize-refused';
 

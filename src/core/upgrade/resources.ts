@@ -4,10 +4,13 @@
  * place; a resize may not remove a request or limit, nor change the pod's QoS class (the API
  * server refuses both), so such changes wait for the pod to be recreated.
  */
-import { computeHashWithoutImageResources, computeSidecarSetHashWithoutImage } from '../hash.js';
+import {
+  computeHashWithoutImageResources,
+  computeSidecarSetHashWithoutImage,
+} from '../api/hash.js';
 import type { JsonObject } from '../encoding/json.js';
 import { isPlainObject } from '../encoding/json.js';
-import type { Container, Pod, PodCondition } from '../k8s-types.js';
+import type { Container, Pod, PodCondition } from '../api/k8s-types.js';
 import type { Quantity } from '../encoding/quantity.js';
 import { compareQuantities, parseQuantity } from '../encoding/quantity.js';
 import type { StoredRevision } from '../revisions/history.js';

@@ -4,7 +4,7 @@
  * keeps the pause the old one found.
  */
 import { compareStrings } from '../encoding/json.js';
-import type { Pod } from '../k8s-types.js';
+import type { Pod } from '../api/k8s-types.js';
 import { podNamespace } from '../match.js';
 import type { SidecarSetContext } from './context.js';
 import type { Failure } from './health-judge.js';

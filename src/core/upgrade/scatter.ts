@@ -6,7 +6,7 @@
  * namespace/name order, so the expansion does not depend on the input order either.
  */
 import type { Labels } from '../selector.js';
-import type { UpdateScatterTerm } from '../sidecarset-types.js';
+import type { UpdateScatterTerm } from '../api/sidecarset-types.js';
 
 /** A pod as the scatter reads it. */
 export interface Labelled {

@@ -6,7 +6,7 @@
  * write for every upgraded pod (docs/adr/0020-one-write-per-upgraded-pod.md).
  */
 import { compareStrings, isPlainObject } from '../encoding/json.js';
-import type { PodCondition } from '../k8s-types.js';
+import type { PodCondition } from '../api/k8s-types.js';
 import { formatTimestamp } from '../pod-hash-annotation.js';
 
 export const SIDECARSET_UPGRADABLE = 'SidecarSetUpgradable';

@@ -1,5 +1,5 @@
 /** Kubernetes' validateVolumes for the fake pod: names, exactly one source, cheap source checks. */
-import type { Volume } from '../k8s-types.js';
+import type { Volume } from '../api/k8s-types.js';
 import type { FieldError } from './field-error.js';
 import { childPath, duplicate, forbidden, indexPath, invalid, required } from './field-error.js';
 import { isPlainObject } from '../encoding/json.js';

@@ -17,7 +17,7 @@ import {
   goString,
   goStruct,
 } from '../../../src/core/encoding/go-json.js';
-import { sidecarSetHashInput } from '../../../src/core/hash.js';
+import { sidecarSetHashInput } from '../../../src/core/api/hash.js';
 
 // Outputs of Go's json.Marshal on the SidecarContainer types decoded from the input (struct
 // definitions taken mechanically from k8s.io/api v0.32.10 and kruise HEAD, real Quantity code).

@@ -4,8 +4,11 @@ import { describe, it } from 'node:test';
 
 import { parse } from 'yaml';
 
-import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from '../../src/core/annotations.js';
-import { defaultSidecarSet } from '../../src/core/defaults.js';
+import {
+  SIDECARSET_HASH,
+  SIDECARSET_HASH_WITHOUT_IMAGE,
+} from '../../../src/core/api/annotations.js';
+import { defaultSidecarSet } from '../../../src/core/api/defaults.js';
 import {
   applySidecarSetAdmission,
   computeSidecarSetHash,
@@ -13,12 +16,12 @@ import {
   safeEncodeString,
   sidecarSetHashInput,
   computeHashWithoutImageResources,
-} from '../../src/core/hash.js';
-import type { SidecarSet, SidecarSetSpec } from '../../src/core/sidecarset-types.js';
+} from '../../../src/core/api/hash.js';
+import type { SidecarSet, SidecarSetSpec } from '../../../src/core/api/sidecarset-types.js';
 
 function loadLogtail(): SidecarSet {
   const text = readFileSync(
-    new URL('../fixtures/logtail-sidecarset.yaml', import.meta.url),
+    new URL('../../fixtures/logtail-sidecarset.yaml', import.meta.url),
     'utf8',
   );
   return parse(text) as SidecarSet;

@@ -5,7 +5,7 @@
  * spec.namespace (v1alpha1) and spec.customVersion (v1beta1), so the core reads either
  * (docs/adr/0015-sidecarset-v1beta1.md); src/core/conversion converts between them.
  */
-import type { JsonObject } from './encoding/json.js';
+import type { JsonObject } from '../encoding/json.js';
 import type {
   Container,
   IntOrString,

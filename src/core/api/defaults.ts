@@ -12,10 +12,15 @@
  * Volumes, updateStrategy and the rest do not enter the hash; containers do.
  */
 import { defaultImagePullPolicy } from './image-ref.js';
-import { isPlainObject } from './encoding/json.js';
-import { defaultQuantity } from './encoding/quantity.js';
+import { isPlainObject } from '../encoding/json.js';
+import { defaultQuantity } from '../encoding/quantity.js';
 import type { SidecarContainer, SidecarSet, SidecarSetSpec } from './sidecarset-types.js';
-import { DEFAULT_TARGET_CONTAINERS_NAME_REGEX } from './validation/sidecarset-schema.js';
+
+/**
+ * OpenKruise's CRD default (apis/apps/v1alpha1/sidecarset_types.go, +kubebuilder:default): the API
+ * server writes it before any webhook sees the SidecarSet, so it is part of the hash.
+ */
+export const DEFAULT_TARGET_CONTAINERS_NAME_REGEX = '.*';
 
 type Obj = Record<string, unknown>;
 

@@ -2,7 +2,7 @@
  * Structural subsets of the Kubernetes core/v1 and meta/v1 types that this project reads or writes.
  * Fields the core never inspects are carried through untouched as JSON.
  */
-import type { JsonObject } from './encoding/json.js';
+import type { JsonObject } from '../encoding/json.js';
 
 export type IntOrString = number | string;
 

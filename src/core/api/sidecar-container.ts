@@ -1,6 +1,6 @@
 /** A SidecarContainer is a core/v1 Container plus fields that never reach a pod. */
-import { CONTAINER } from './encoding/go-container-fields.js';
-import { setOwn } from './encoding/json.js';
+import { CONTAINER } from '../encoding/go-container-fields.js';
+import { setOwn } from '../encoding/json.js';
 import type { Container } from './k8s-types.js';
 
 /** Fields that a SidecarContainer adds to core/v1 Container. */

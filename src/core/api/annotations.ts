@@ -3,7 +3,7 @@ export const SIDECARSET_HASH = 'kruise.io/sidecarset-hash';
 export const SIDECARSET_HASH_WITHOUT_IMAGE = 'kruise.io/sidecarset-hash-without-image';
 /**
  * Ours, on SidecarSets and (like kruise.io/sidecarset-hash-without-image) on pods: the hash
- * without images and cold sidecars' resources (core/hash.ts).
+ * without images and cold sidecars' resources (core/api/hash.ts).
  */
 export const HASH_WITHOUT_IMAGE_RESOURCES = 'sidecarset.dev/hash-without-image-resources';
 export const SIDECARSET_INJECTED_LIST = 'kruise.io/sidecarset-injected-list';

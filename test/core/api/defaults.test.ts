@@ -4,14 +4,14 @@ import { describe, it } from 'node:test';
 
 import { parse } from 'yaml';
 
-import { defaultSidecarSet } from '../../src/core/defaults.js';
-import { computeSidecarSetHash } from '../../src/core/hash.js';
-import { defaultImagePullPolicy } from '../../src/core/image-ref.js';
+import { defaultSidecarSet } from '../../../src/core/api/defaults.js';
+import { computeSidecarSetHash } from '../../../src/core/api/hash.js';
+import { defaultImagePullPolicy } from '../../../src/core/api/image-ref.js';
 import type {
   SidecarContainer,
   SidecarSet,
   SidecarSetSpec,
-} from '../../src/core/sidecarset-types.js';
+} from '../../../src/core/api/sidecarset-types.js';
 
 function makeSidecarSet(spec: SidecarSetSpec): SidecarSet {
   return { metadata: { name: 'ss' }, spec };
@@ -52,7 +52,7 @@ describe('defaultSidecarSet: the OpenKruise mutating test (dns-f)', () => {
 describe('defaultSidecarSet: the logtail example', () => {
   it('defaults the probe, pull policy and policies, keeps the rest', () => {
     const ss = parse(
-      readFileSync(new URL('../fixtures/logtail-sidecarset.yaml', import.meta.url), 'utf8'),
+      readFileSync(new URL('../../fixtures/logtail-sidecarset.yaml', import.meta.url), 'utf8'),
     ) as SidecarSet;
     const out = defaultSidecarSet(ss);
     assert.deepEqual(out.spec.updateStrategy, {

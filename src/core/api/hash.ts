@@ -12,9 +12,9 @@ import {
   SIDECARSET_HASH_WITHOUT_IMAGE,
 } from './annotations.js';
 import { defaultSidecarSet } from './defaults.js';
-import { SIDECAR_CONTAINER } from './encoding/go-container-fields.js';
-import { encodeGo, goMap, goSlice } from './encoding/go-json.js';
-import { isPlainObject } from './encoding/json.js';
+import { SIDECAR_CONTAINER } from '../encoding/go-container-fields.js';
+import { encodeGo, goMap, goSlice } from '../encoding/go-json.js';
+import { isPlainObject } from '../encoding/json.js';
 import type { SidecarSet, SidecarSetSpec } from './sidecarset-types.js';
 
 const ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';

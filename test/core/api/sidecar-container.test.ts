@@ -3,13 +3,13 @@ import { describe, it } from 'node:test';
 
 import fc from 'fast-check';
 
-import { CONTAINER } from '../../src/core/encoding/go-container-fields.js';
-import type { Container } from '../../src/core/k8s-types.js';
+import { CONTAINER } from '../../../src/core/encoding/go-container-fields.js';
+import type { Container } from '../../../src/core/api/k8s-types.js';
 import {
   SIDECAR_ONLY_FIELDS,
   inApiFieldOrder,
   stripSidecarFields,
-} from '../../src/core/sidecar-container.js';
+} from '../../../src/core/api/sidecar-container.js';
 
 const FIELDS = CONTAINER.fields.map((f) => f.json);
 
