@@ -1,5 +1,5 @@
 /** Cached pods grouped by the SidecarSets that injected them (kruise.io/sidecarset-injected-list). */
-import { injectedNames } from '../core/injected-list.js';
+import { injectedNames } from '../core/pod-annotations/injected-list.js';
 import type { Pod } from '../core/api/k8s-types.js';
 
 export interface PodIndex {

@@ -11,7 +11,7 @@
  * configured to see at all (the installer's namespaceSelector and objectSelector, such as the
  * opt-out label) is not missed either.
  */
-import { injectedNames } from './injected-list.js';
+import { injectedNames } from './pod-annotations/injected-list.js';
 import type { LabelSelector, Pod } from './api/k8s-types.js';
 import type { NamespaceLabels } from './match.js';
 import { matchSidecarSet, podNamespace } from './match.js';

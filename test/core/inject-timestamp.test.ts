@@ -5,7 +5,7 @@ import fc from 'fast-check';
 
 import { timestampOf } from '../../src/core/inject/pod-annotations.js';
 import { diffAsJsonPatch } from '../../src/core/patch.js';
-import { formatTimestamp } from '../../src/core/pod-hash-annotation.js';
+import { formatTimestamp } from '../../src/core/pod-annotations/pod-hash-annotation.js';
 
 describe('timestampOf', () => {
   it('is formatTimestamp, whatever the order of the instants', () => {

@@ -6,7 +6,7 @@
 import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from '../api/annotations.js';
 import { SidecarSetError } from '../errors.js';
 import type { Pod } from '../api/k8s-types.js';
-import { parsePodSidecarSetHashes } from '../pod-hash-annotation.js';
+import { parsePodSidecarSetHashes } from '../pod-annotations/pod-hash-annotation.js';
 
 export function isUnreadableHashError(err: unknown): err is SidecarSetError {
   return err instanceof SidecarSetError && err.code === 'SI_ERR_BAD_HASH_ANNOTATION';

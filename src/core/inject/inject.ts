@@ -11,8 +11,8 @@ import {
   versionAltAnnotation,
   versionAnnotation,
 } from '../api/annotations.js';
-import type { WorkingSlots } from '../hot-upgrade-annotation.js';
-import { formatWorkingSlots, readWorkingSlots } from '../hot-upgrade-annotation.js';
+import type { WorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
+import { formatWorkingSlots, readWorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
 import { compareStrings } from '../encoding/json.js';
 import type { Pod } from '../api/k8s-types.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';

@@ -14,7 +14,7 @@ import { encodeGo, goMap, goSlice, goString, goStruct } from '../encoding/go-jso
 import { safeEncodeString } from '../api/hash.js';
 import { compareStrings, isPlainObject, sortedJson } from '../encoding/json.js';
 import type { Pod } from '../api/k8s-types.js';
-import { parsePodSidecarSetHashes } from '../pod-hash-annotation.js';
+import { parsePodSidecarSetHashes } from '../pod-annotations/pod-hash-annotation.js';
 import type { SidecarSet, SidecarSetRevision } from '../api/sidecarset-types.js';
 
 /** Kubernetes' label for the revision hash (apps/v1 ControllerRevisionHashLabel). */

@@ -11,7 +11,7 @@ import type { SidecarSet } from '../api/sidecarset-types.js';
 import { applyPodUpgrade } from '../upgrade/change.js';
 import { planUpgrade } from '../upgrade/plan.js';
 import { podKey, podRef } from '../upgrade/pod-state.js';
-import { formatTimestamp } from '../pod-hash-annotation.js';
+import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
 import { healthSettings } from '../upgrade/health-settings.js';
 import type { HeldPod, PodFlip, PodRef, UpgradePlan, UpgradeStatus } from '../upgrade/types.js';
 

@@ -11,13 +11,16 @@ import { UPGRADE_BASELINE, withUpgradeBaseline } from './upgrade-baseline.js';
 import { applyPatchPodMetadata } from '../inject/pod-metadata.js';
 import { isPlainObject } from '../encoding/json.js';
 import type { Pod } from '../api/k8s-types.js';
-import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
+import type {
+  PodSidecarSetHashes,
+  SidecarSetUpgradeSpec,
+} from '../pod-annotations/pod-hash-annotation.js';
 import {
   formatPodSidecarSetHashes,
   formatTimestamp,
   readHashes,
   recordedHash,
-} from '../pod-hash-annotation.js';
+} from '../pod-annotations/pod-hash-annotation.js';
 import type { SidecarSetPatchPodMetadata } from '../api/sidecarset-types.js';
 import type { SidecarSetContext } from './context.js';
 import type { InPlaceUpdateEntry } from './in-place-update-state.js';

@@ -10,7 +10,7 @@ import {
   versionAltAnnotation,
   versionAnnotation,
 } from '../api/annotations.js';
-import { formatWorkingSlots } from '../hot-upgrade-annotation.js';
+import { formatWorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
 import type { Pod } from '../api/k8s-types.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
 import { containerStatus, podContainer } from './pod-containers.js';

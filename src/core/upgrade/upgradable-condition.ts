@@ -7,7 +7,7 @@
  */
 import { compareStrings, isPlainObject } from '../encoding/json.js';
 import type { PodCondition } from '../api/k8s-types.js';
-import { formatTimestamp } from '../pod-hash-annotation.js';
+import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
 
 export const SIDECARSET_UPGRADABLE = 'SidecarSetUpgradable';
 

@@ -7,7 +7,7 @@ import {
   formatPodSidecarSetHashes,
   formatTimestamp,
   parsePodSidecarSetHashes,
-} from '../../../src/core/pod-hash-annotation.js';
+} from '../../../src/core/pod-annotations/pod-hash-annotation.js';
 import { buildPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';

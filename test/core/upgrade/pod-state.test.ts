@@ -11,7 +11,7 @@ import {
   stripImageIdScheme,
 } from '../../../src/core/upgrade/image.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
-import { readHashes, recordedHash } from '../../../src/core/pod-hash-annotation.js';
+import { readHashes, recordedHash } from '../../../src/core/pod-annotations/pod-hash-annotation.js';
 import {
   formatInPlaceUpdateStates,
   readInPlaceUpdateStates,

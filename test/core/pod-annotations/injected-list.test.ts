@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { SIDECARSET_INJECTED_LIST } from '../../src/core/api/annotations.js';
-import { injectedListWith, injectedNames } from '../../src/core/injected-list.js';
+import { SIDECARSET_INJECTED_LIST } from '../../../src/core/api/annotations.js';
+import {
+  injectedListWith,
+  injectedNames,
+} from '../../../src/core/pod-annotations/injected-list.js';
 
 const pod = (value?: string) => ({
   metadata: value === undefined ? {} : { annotations: { [SIDECARSET_INJECTED_LIST]: value } },

@@ -4,9 +4,9 @@
  * The planner's per-pod membership test reads the string without splitting it
  * (upgrade/pod-state.ts, isInjectedBy).
  */
-import { SIDECARSET_INJECTED_LIST } from './api/annotations.js';
-import { compareStrings } from './encoding/json.js';
-import type { Pod } from './api/k8s-types.js';
+import { SIDECARSET_INJECTED_LIST } from '../api/annotations.js';
+import { compareStrings } from '../encoding/json.js';
+import type { Pod } from '../api/k8s-types.js';
 
 /** The SidecarSets the pod records as injected; empty entries dropped. */
 export function injectedNames(pod: Pick<Pod, 'metadata'>): string[] {

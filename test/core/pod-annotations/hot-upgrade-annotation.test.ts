@@ -3,7 +3,10 @@ import { describe, it } from 'node:test';
 
 import fc from 'fast-check';
 
-import { formatWorkingSlots, readWorkingSlots } from '../../src/core/hot-upgrade-annotation.js';
+import {
+  formatWorkingSlots,
+  readWorkingSlots,
+} from '../../../src/core/pod-annotations/hot-upgrade-annotation.js';
 
 describe('kruise.io/sidecarset-working-hotupgrade-container', () => {
   it('reads the working slot of each sidecar', () => {

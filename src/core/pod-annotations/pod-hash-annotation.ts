@@ -6,8 +6,8 @@
  * it), read strict (parsePodSidecarSetHashes: it is an error, as injection reads it), and write
  * (formatPodSidecarSetHashes).
  */
-import { SidecarSetError } from './errors.js';
-import { compareStrings, goJsonString, isPlainObject } from './encoding/json.js';
+import { SidecarSetError } from '../errors.js';
+import { compareStrings, goJsonString, isPlainObject } from '../encoding/json.js';
 
 export interface SidecarSetUpgradeSpec {
   /** RFC 3339, second precision, UTC; null for entries converted from the legacy format. */

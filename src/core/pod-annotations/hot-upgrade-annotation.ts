@@ -6,7 +6,7 @@
  * that is not a JSON object reads as no slots, and an entry that is not a string is left out.
  * Write: Go's encoding of a map[string]string. The slots' version keys are in annotations.ts.
  */
-import { readJsonObject, sortedJson } from './encoding/json.js';
+import { readJsonObject, sortedJson } from '../encoding/json.js';
 
 /** Sidecar name → its working slot container. */
 export type WorkingSlots = Record<string, string>;
