@@ -8,7 +8,7 @@ import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { pino } from 'pino';
 
 import type { Pod } from '../core/api/k8s-types.js';
-import { selectorString } from '../core/selector.js';
+import { selectorString } from '../core/matching/selector.js';
 import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import type { RolloutStatus } from '../core/rollout/rollout-status.js';
 import { rolloutStatus } from '../core/rollout/rollout-status.js';

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 
 import { SIDECARSET_HASH } from '../core/api/annotations.js';
 import type { Pod } from '../core/api/k8s-types.js';
-import type { NamespaceLabels } from '../core/match.js';
+import type { NamespaceLabels } from '../core/matching/match.js';
 import { withHashes } from '../core/api/hash.js';
 import { V1BETA1 } from '../core/api/sidecarset-types.js';
 import type { SidecarSet, SidecarSetStatus } from '../core/api/sidecarset-types.js';

@@ -6,12 +6,12 @@ import type { InjectOptions } from './inject/inject.js';
 import { injectPod } from './inject/inject.js';
 import type { RevisionLookup } from './inject/revision.js';
 import type { Pod } from './api/k8s-types.js';
-import type { NamespaceLabels } from './match.js';
-import { podNamespace } from './match.js';
+import type { NamespaceLabels } from './matching/match.js';
+import { podNamespace } from './matching/match.js';
 import type { JsonPatchOperation } from './patch.js';
 import { diffAsJsonPatch } from './patch.js';
-import type { SidecarSetIndex } from './sidecarset-index.js';
-import { matchingSidecarSets } from './sidecarset-index.js';
+import type { SidecarSetIndex } from './matching/sidecarset-index.js';
+import { matchingSidecarSets } from './matching/sidecarset-index.js';
 
 /** The read-only view of the cluster that injection needs. */
 export interface InjectionSnapshot {

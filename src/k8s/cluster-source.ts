@@ -8,7 +8,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
 import type { StoredRevision } from '../core/revisions/history.js';
-import type { Labels } from '../core/selector.js';
+import type { Labels } from '../core/matching/selector.js';
 import { withHashes } from '../core/api/hash.js';
 import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import { formatFieldErrors } from '../core/validation/field-error.js';

@@ -159,7 +159,7 @@ export interface SidecarSetStatus {
   collisionCount?: number;
   /** Ours (not OpenKruise's): RolloutPaused (src/core/upgrade/rollout-paused-condition.ts). */
   conditions?: SidecarSetCondition[];
-  /** Ours: pods matched since the SidecarSet exists but created without it (src/core/missed-pods.ts). */
+  /** Ours: pods matched since the SidecarSet exists but created without it (src/core/matching/missed-pods.ts). */
   missedPods?: number;
 }
 

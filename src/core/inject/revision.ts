@@ -3,7 +3,7 @@ import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from '../api/annotatio
 import { SidecarSetError } from '../errors.js';
 import { computeSidecarSetHash, computeSidecarSetHashWithoutImage } from '../api/hash.js';
 import type { Pod } from '../api/k8s-types.js';
-import { selectorMatchesAll } from '../selector.js';
+import { selectorMatchesAll } from '../matching/selector.js';
 import type { SidecarSet, SidecarSetRevision } from '../api/sidecarset-types.js';
 
 /** The stored revisions of one SidecarSet, any order. */

@@ -7,7 +7,7 @@
 import type { RolloutPause } from '../upgrade/rollout-paused-condition.js';
 import { rolloutPause } from '../upgrade/rollout-paused-condition.js';
 import type { Pod } from '../api/k8s-types.js';
-import type { NamespaceLabels } from '../match.js';
+import type { NamespaceLabels } from '../matching/match.js';
 import { withHashes } from '../api/hash.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
 import { planUpgrade } from '../upgrade/plan.js';

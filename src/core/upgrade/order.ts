@@ -8,9 +8,9 @@
  */
 import { compareStrings } from '../encoding/json.js';
 import type { Pod } from '../api/k8s-types.js';
-import { podNamespace } from '../match.js';
-import type { Labels } from '../selector.js';
-import { validSelectorMatches } from '../selector.js';
+import { podNamespace } from '../matching/match.js';
+import type { Labels } from '../matching/selector.js';
+import { validSelectorMatches } from '../matching/selector.js';
 import type { UpdatePriorityStrategy } from '../api/sidecarset-types.js';
 import { readyCondition } from './pod-state.js';
 

@@ -13,7 +13,7 @@ import type { WorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js'
 import { readWorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
 import type { Container, Pod, PodCondition } from '../api/k8s-types.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
-import { podNamespace } from '../match.js';
+import { podNamespace } from '../matching/match.js';
 import { recordedHash } from '../pod-annotations/pod-hash-annotation.js';
 import { imagesEqual, isDigestImage, stripImageIdScheme } from './image.js';
 import { recordedStatuses } from './in-place-update-state.js';

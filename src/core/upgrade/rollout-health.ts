@@ -5,7 +5,7 @@
  */
 import { compareStrings } from '../encoding/json.js';
 import type { Pod } from '../api/k8s-types.js';
-import { podNamespace } from '../match.js';
+import { podNamespace } from '../matching/match.js';
 import type { SidecarSetContext } from './context.js';
 import type { Failure } from './health-judge.js';
 import { judgePod } from './health-judge.js';

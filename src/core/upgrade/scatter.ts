@@ -5,7 +5,7 @@
  * to one term per value of the key, in order of first appearance over all matched pods taken in
  * namespace/name order, so the expansion does not depend on the input order either.
  */
-import type { Labels } from '../selector.js';
+import type { Labels } from '../matching/selector.js';
 import type { UpdateScatterTerm } from '../api/sidecarset-types.js';
 
 /** A pod as the scatter reads it. */

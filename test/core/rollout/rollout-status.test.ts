@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { ANY_NAMESPACE } from '../../../src/core/match.js';
+import { ANY_NAMESPACE } from '../../../src/core/matching/match.js';
 import type {
   SidecarSet,
   SidecarSetUpdateStrategy,

@@ -5,8 +5,8 @@ import { run } from '@bufbuild/cel';
 import fc from 'fast-check';
 
 import type { LabelSelector, LabelSelectorRequirement } from '../../../src/core/api/k8s-types.js';
-import { matchSidecarSet, minimalNamespaceLabels } from '../../../src/core/match.js';
-import type { Labels } from '../../../src/core/selector.js';
+import { matchSidecarSet, minimalNamespaceLabels } from '../../../src/core/matching/match.js';
+import type { Labels } from '../../../src/core/matching/selector.js';
 import {
   MAX_EXPRESSION_CODE_POINTS,
   SCOPE_CONDITION_NAME,

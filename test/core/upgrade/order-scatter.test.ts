@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { Pod } from '../../../src/core/api/k8s-types.js';
-import type { Labels } from '../../../src/core/selector.js';
+import type { Labels } from '../../../src/core/matching/selector.js';
 import type {
   UpdatePriorityStrategy,
   UpdateScatterTerm,

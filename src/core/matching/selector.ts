@@ -1,6 +1,6 @@
 /** LabelSelector evaluation with OpenKruise's rule that an empty selector matches nothing. */
-import { SidecarSetError } from './errors.js';
-import type { LabelSelector, LabelSelectorRequirement } from './api/k8s-types.js';
+import { SidecarSetError } from '../errors.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../api/k8s-types.js';
 
 export type Labels = Readonly<Record<string, string>>;
 

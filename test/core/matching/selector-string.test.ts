@@ -3,10 +3,10 @@ import { describe, it } from 'node:test';
 
 import fc from 'fast-check';
 
-import { SidecarSetError } from '../../src/core/errors.js';
-import type { LabelSelector, LabelSelectorRequirement } from '../../src/core/api/k8s-types.js';
-import { selectorMatches, selectorString } from '../../src/core/selector.js';
-import { parseLabelSelector } from '../fake-apiserver/selectors.js';
+import { SidecarSetError } from '../../../src/core/errors.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../../../src/core/api/k8s-types.js';
+import { selectorMatches, selectorString } from '../../../src/core/matching/selector.js';
+import { parseLabelSelector } from '../../fake-apiserver/selectors.js';
 
 describe('selectorString', () => {
   it('writes matchLabels and each operator in the API string form', () => {

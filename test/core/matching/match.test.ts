@@ -1,18 +1,22 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { LabelSelector } from '../../src/core/api/k8s-types.js';
-import type { NamespaceLabels } from '../../src/core/match.js';
-import { matchSidecarSet, minimalNamespaceLabels, podNamespace } from '../../src/core/match.js';
-import { selectorMatches, selectorMatchesAll } from '../../src/core/selector.js';
+import type { LabelSelector } from '../../../src/core/api/k8s-types.js';
+import type { NamespaceLabels } from '../../../src/core/matching/match.js';
+import {
+  matchSidecarSet,
+  minimalNamespaceLabels,
+  podNamespace,
+} from '../../../src/core/matching/match.js';
+import { selectorMatches, selectorMatchesAll } from '../../../src/core/matching/selector.js';
 import {
   buildSidecarSetIndex,
   candidateSidecarSets,
   explainMatches,
   matchingSidecarSets,
-} from '../../src/core/sidecarset-index.js';
-import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
-import { makePod, makeSidecarSet } from '../support/factories.js';
+} from '../../../src/core/matching/sidecarset-index.js';
+import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
+import { makePod, makeSidecarSet } from '../../support/factories.js';
 
 describe('selectorMatches', () => {
   const labels = { app: 'web', tier: 'front' };

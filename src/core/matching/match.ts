@@ -1,9 +1,9 @@
 /** Whether one SidecarSet applies to one pod (OpenKruise PodMatchedSidecarSet, pkg/control/sidecarcontrol/util.go), with the reason if not. */
-import { NAMESPACE_NAME_LABEL } from './api/annotations.js';
-import type { Pod } from './api/k8s-types.js';
+import { NAMESPACE_NAME_LABEL } from '../api/annotations.js';
+import type { Pod } from '../api/k8s-types.js';
 import type { Labels } from './selector.js';
 import { isEmptySelector, selectorMatches, selectorMatchesAll } from './selector.js';
-import type { SidecarSet } from './api/sidecarset-types.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 
 /** Namespace name → that Namespace object's labels; undefined when the namespace does not exist. */
 export interface NamespaceLabels {

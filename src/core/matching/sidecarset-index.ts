@@ -7,11 +7,11 @@
  * label pairs plus the few whose selector requires no particular pair. The full match still runs
  * on every candidate, so the index only ever removes SidecarSets that could not match.
  */
-import { compareStrings } from './encoding/json.js';
-import type { Pod } from './api/k8s-types.js';
+import { compareStrings } from '../encoding/json.js';
+import type { Pod } from '../api/k8s-types.js';
 import type { MatchResult, NamespaceLabels } from './match.js';
 import { matchSidecarSet } from './match.js';
-import type { SidecarSet } from './api/sidecarset-types.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 
 export interface SidecarSetIndex {
   /** All SidecarSets, sorted by name. */

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { SIDECARSET_INJECTED_LIST } from '../../src/core/api/annotations.js';
-import type { Pod } from '../../src/core/api/k8s-types.js';
-import { ANY_NAMESPACE } from '../../src/core/match.js';
-import { isMissedBy } from '../../src/core/missed-pods.js';
-import type { SidecarSet, SidecarSetSpec } from '../../src/core/api/sidecarset-types.js';
-import { makePod, makeSidecarSet } from '../support/factories.js';
+import { SIDECARSET_INJECTED_LIST } from '../../../src/core/api/annotations.js';
+import type { Pod } from '../../../src/core/api/k8s-types.js';
+import { ANY_NAMESPACE } from '../../../src/core/matching/match.js';
+import { isMissedBy } from '../../../src/core/matching/missed-pods.js';
+import type { SidecarSet, SidecarSetSpec } from '../../../src/core/api/sidecarset-types.js';
+import { makePod, makeSidecarSet } from '../../support/factories.js';
 
 const SS_CREATED = '2026-12-01T12:00:00Z';
 

@@ -3,9 +3,12 @@ import { describe, it } from 'node:test';
 
 import fc from 'fast-check';
 
-import { buildSidecarSetIndex, candidateSidecarSets } from '../../src/core/sidecarset-index.js';
-import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
-import { makeSidecarSet } from '../support/factories.js';
+import {
+  buildSidecarSetIndex,
+  candidateSidecarSets,
+} from '../../../src/core/matching/sidecarset-index.js';
+import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
+import { makeSidecarSet } from '../../support/factories.js';
 
 const names = (sets: readonly SidecarSet[]): (string | undefined)[] =>
   sets.map((s) => s.metadata.name);

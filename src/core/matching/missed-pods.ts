@@ -11,12 +11,12 @@
  * configured to see at all (the installer's namespaceSelector and objectSelector, such as the
  * opt-out label) is not missed either.
  */
-import { injectedNames } from './pod-annotations/injected-list.js';
-import type { LabelSelector, Pod } from './api/k8s-types.js';
+import { injectedNames } from '../pod-annotations/injected-list.js';
+import type { LabelSelector, Pod } from '../api/k8s-types.js';
 import type { NamespaceLabels } from './match.js';
 import { matchSidecarSet, podNamespace } from './match.js';
 import { selectorMatchesAll } from './selector.js';
-import type { SidecarSet } from './api/sidecarset-types.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 
 /** The pod webhook's own selectors, less any scope: which pods it is configured to see. */
 export interface WebhookSelectors {
