@@ -4,7 +4,7 @@
  */
 import type { RevisionLookup } from '../core/inject/revision.js';
 import type { NamespaceLabels } from '../core/matching/match.js';
-import type { InjectionSnapshot } from '../core/pod-mutation.js';
+import type { InjectionSnapshot } from '../core/mutation/pod-mutation.js';
 import type { SidecarSetIndex } from '../core/matching/sidecarset-index.js';
 import { buildSidecarSetIndex } from '../core/matching/sidecarset-index.js';
 import type { SidecarSet } from '../core/api/sidecarset-types.js';

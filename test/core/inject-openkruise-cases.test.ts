@@ -26,7 +26,7 @@ import { applyPatchPodMetadata } from '../../src/core/inject/pod-metadata.js';
 import type { Container, Pod } from '../../src/core/api/k8s-types.js';
 import { matchSidecarSet, minimalNamespaceLabels } from '../../src/core/matching/match.js';
 import { parsePodSidecarSetHashes } from '../../src/core/pod-annotations/pod-hash-annotation.js';
-import { mutatePod } from '../../src/core/pod-mutation.js';
+import { mutatePod } from '../../src/core/mutation/pod-mutation.js';
 import { buildSidecarSetIndex } from '../../src/core/matching/sidecarset-index.js';
 import type {
   SidecarContainer,

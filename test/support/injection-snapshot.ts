@@ -1,6 +1,6 @@
 /** An InjectionSnapshot of the given SidecarSets, with the namespace `default` and no revisions. */
 import { minimalNamespaceLabels } from '../../src/core/matching/match.js';
-import type { InjectionSnapshot } from '../../src/core/pod-mutation.js';
+import type { InjectionSnapshot } from '../../src/core/mutation/pod-mutation.js';
 import { buildSidecarSetIndex } from '../../src/core/matching/sidecarset-index.js';
 import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 

@@ -8,7 +8,7 @@ import { dropStaleNamespaceAnnotation } from '../conversion/sidecarset-conversio
 import { applySidecarSetAdmission } from '../api/hash.js';
 import type { RevisionLookup } from '../inject/revision.js';
 import { isPlainObject } from '../encoding/json.js';
-import { diffAsJsonPatch } from '../patch.js';
+import { diffAsJsonPatch } from '../mutation/patch.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
 import { SIDECARSET_API_VERSIONS, SIDECARSET_GROUP } from '../api/sidecarset-types.js';
 import { formatFieldErrors } from '../validation/field-error.js';

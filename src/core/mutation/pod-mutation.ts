@@ -2,16 +2,16 @@
  * What the pod admission webhook and `sidecarset inject` do with one pod: match, inject, diff.
  * Pure: the snapshot, the clock and the random source are passed in.
  */
-import type { InjectOptions } from './inject/inject.js';
-import { injectPod } from './inject/inject.js';
-import type { RevisionLookup } from './inject/revision.js';
-import type { Pod } from './api/k8s-types.js';
-import type { NamespaceLabels } from './matching/match.js';
-import { podNamespace } from './matching/match.js';
+import type { InjectOptions } from '../inject/inject.js';
+import { injectPod } from '../inject/inject.js';
+import type { RevisionLookup } from '../inject/revision.js';
+import type { Pod } from '../api/k8s-types.js';
+import type { NamespaceLabels } from '../matching/match.js';
+import { podNamespace } from '../matching/match.js';
 import type { JsonPatchOperation } from './patch.js';
 import { diffAsJsonPatch } from './patch.js';
-import type { SidecarSetIndex } from './matching/sidecarset-index.js';
-import { matchingSidecarSets } from './matching/sidecarset-index.js';
+import type { SidecarSetIndex } from '../matching/sidecarset-index.js';
+import { matchingSidecarSets } from '../matching/sidecarset-index.js';
 
 /** The read-only view of the cluster that injection needs. */
 export interface InjectionSnapshot {

@@ -6,7 +6,7 @@
  * `add /spec/containers/0` rather than the whole container list again, or a dozen index-wise
  * edits after a sidecar is put in front.
  */
-import { cloneJson, deepEqual, isPlainObject } from './encoding/json.js';
+import { cloneJson, deepEqual, isPlainObject } from '../encoding/json.js';
 
 /** The RFC 6902 operations this project writes. */
 export type JsonPatchOperation =

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import jsonPatch from 'fast-json-patch';
 
-import { diffAsJsonPatch } from '../../src/core/patch.js';
+import { diffAsJsonPatch } from '../../../src/core/mutation/patch.js';
 
 /** `patch` applied to a copy of `document`. */
 function applied(document: unknown, patch: ReturnType<typeof diffAsJsonPatch>): unknown {

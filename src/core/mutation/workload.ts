@@ -2,8 +2,8 @@
  * The pod inside the objects `sidecarset inject` accepts: a Pod itself, or the pod template of a
  * workload. Injecting a template gives what its pods will look like once created.
  */
-import { isPlainObject } from './encoding/json.js';
-import type { Pod } from './api/k8s-types.js';
+import { isPlainObject } from '../encoding/json.js';
+import type { Pod } from '../api/k8s-types.js';
 
 /** Kind → path from the object to its pod template. */
 const TEMPLATE_PATHS: Readonly<Record<string, readonly string[]>> = {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { podViewOf } from '../../src/core/workload.js';
+import { podViewOf } from '../../../src/core/mutation/workload.js';
 
 const template = {
   metadata: { labels: { app: 'web' } },

@@ -5,13 +5,13 @@ import fc from 'fast-check';
 import jsonPatch from 'fast-json-patch';
 import { Pod as PodModel } from 'kubernetes-models/v1/Pod';
 
-import type { Container, EnvVar, Pod, VolumeMount } from '../../src/core/api/k8s-types.js';
-import { minimalNamespaceLabels } from '../../src/core/matching/match.js';
-import type { InjectionSnapshot } from '../../src/core/pod-mutation.js';
-import { inactiveReason, mutatePod } from '../../src/core/pod-mutation.js';
-import { buildSidecarSetIndex } from '../../src/core/matching/sidecarset-index.js';
-import type { SidecarContainer, SidecarSet } from '../../src/core/api/sidecarset-types.js';
-import { FIXED_NOW, makePod, makeSidecarSet, sidecar } from '../support/factories.js';
+import type { Container, EnvVar, Pod, VolumeMount } from '../../../src/core/api/k8s-types.js';
+import { minimalNamespaceLabels } from '../../../src/core/matching/match.js';
+import type { InjectionSnapshot } from '../../../src/core/mutation/pod-mutation.js';
+import { inactiveReason, mutatePod } from '../../../src/core/mutation/pod-mutation.js';
+import { buildSidecarSetIndex } from '../../../src/core/matching/sidecarset-index.js';
+import type { SidecarContainer, SidecarSet } from '../../../src/core/api/sidecarset-types.js';
+import { FIXED_NOW, makePod, makeSidecarSet, sidecar } from '../../support/factories.js';
 
 const env = { now: FIXED_NOW, random: () => 0.5 };
 
