@@ -23,7 +23,7 @@ import type { SidecarSetContext } from '../core/upgrade/context.js';
 import { sidecarSetContext } from '../core/upgrade/context.js';
 import { planUpgrade } from '../core/upgrade/plan.js';
 import { recordedHash } from '../core/pod-annotations/pod-hash-annotation.js';
-import { nextStatusConditions } from '../core/status-conditions.js';
+import { nextStatusConditions } from '../core/status/status-conditions.js';
 import { needsFlip } from '../core/upgrade/hot-slots.js';
 import { containerStatus } from '../core/upgrade/pod-containers.js';
 import {

@@ -9,9 +9,9 @@
  * sees when status.observedGeneration (and the conditions' observedGeneration) lag
  * metadata.generation, as kstatus, kubectl wait and the Argo CD check all read it.
  */
-import { formatTimestamp } from './pod-annotations/pod-hash-annotation.js';
-import type { SidecarSet, SidecarSetCondition } from './api/sidecarset-types.js';
-import type { BudgetSummary, HoldReason, StopReason, UpgradeStatus } from './upgrade/types.js';
+import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
+import type { SidecarSet, SidecarSetCondition } from '../api/sidecarset-types.js';
+import type { BudgetSummary, HoldReason, StopReason, UpgradeStatus } from '../upgrade/types.js';
 
 export const READY = 'Ready';
 export const RECONCILING = 'Reconciling';

@@ -1,19 +1,19 @@
 /**
- * Ready, Reconciling and Stalled (src/core/status-conditions.ts) from plain planner summaries.
+ * Ready, Reconciling and Stalled (src/core/status/status-conditions.ts) from plain planner summaries.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { SidecarSet, SidecarSetCondition } from '../../src/core/api/sidecarset-types.js';
-import type { RolloutSummary } from '../../src/core/status-conditions.js';
-import { rolloutSummary } from '../support/rollout-summary.js';
+import type { SidecarSet, SidecarSetCondition } from '../../../src/core/api/sidecarset-types.js';
+import type { RolloutSummary } from '../../../src/core/status/status-conditions.js';
+import { rolloutSummary } from '../../support/rollout-summary.js';
 import {
   READY,
   RECONCILING,
   STALLED,
   nextStatusConditions,
   rolloutState,
-} from '../../src/core/status-conditions.js';
+} from '../../../src/core/status/status-conditions.js';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
 const T1 = new Date('2026-01-01T00:05:00Z');
