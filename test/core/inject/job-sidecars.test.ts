@@ -2,14 +2,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { InjectOptions, InjectionOutcome } from '../../src/core/inject/inject.js';
-import { injectPod } from '../../src/core/inject/inject.js';
-import type { Container, EnvVar, Pod } from '../../src/core/api/k8s-types.js';
-import { parsePodSidecarSetHashes } from '../../src/core/pod-annotations/pod-hash-annotation.js';
-import { mutatePod } from '../../src/core/mutation/pod-mutation.js';
-import type { SidecarContainer, SidecarSet } from '../../src/core/api/sidecarset-types.js';
-import { FIXED_NOW, makePod, makeSidecarSet, sidecar } from '../support/factories.js';
-import { snapshotOf } from '../support/injection-snapshot.js';
+import type { InjectOptions, InjectionOutcome } from '../../../src/core/inject/inject.js';
+import { injectPod } from '../../../src/core/inject/inject.js';
+import type { Container, EnvVar, Pod } from '../../../src/core/api/k8s-types.js';
+import { parsePodSidecarSetHashes } from '../../../src/core/pod-annotations/pod-hash-annotation.js';
+import { mutatePod } from '../../../src/core/mutation/pod-mutation.js';
+import type { SidecarContainer, SidecarSet } from '../../../src/core/api/sidecarset-types.js';
+import { FIXED_NOW, makePod, makeSidecarSet, sidecar } from '../../support/factories.js';
+import { snapshotOf } from '../../support/injection-snapshot.js';
 
 const STOP = { name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' };
 

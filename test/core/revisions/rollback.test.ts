@@ -4,17 +4,17 @@ import { describe, it } from 'node:test';
 import {
   SIDECARSET_CUSTOM_VERSION_LABEL,
   SIDECARSET_NAME_LABEL,
-} from '../../src/core/api/annotations.js';
-import { defaultSidecarSet } from '../../src/core/api/defaults.js';
-import type { StoredRevision } from '../../src/core/revisions/history.js';
-import { newRevision } from '../../src/core/revisions/history.js';
+} from '../../../src/core/api/annotations.js';
+import { defaultSidecarSet } from '../../../src/core/api/defaults.js';
+import type { StoredRevision } from '../../../src/core/revisions/history.js';
+import { newRevision } from '../../../src/core/revisions/history.js';
 import {
   applyRevision,
   CHANGE_CAUSE_ANNOTATION,
   planRollback,
   revisionHistory,
-} from '../../src/core/revisions/rollback.js';
-import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
+} from '../../../src/core/revisions/rollback.js';
+import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 
 function sidecarSet(image: string, extra: Partial<SidecarSet['spec']> = {}): SidecarSet {
   return {

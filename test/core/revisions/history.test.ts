@@ -5,10 +5,10 @@ import {
   SIDECARSET_CUSTOM_VERSION_LABEL,
   SIDECARSET_HASH,
   SIDECARSET_NAME_LABEL,
-} from '../../src/core/api/annotations.js';
-import { safeEncodeString, withHashes } from '../../src/core/api/hash.js';
-import type { Pod } from '../../src/core/api/k8s-types.js';
-import type { RevisionPlan, StoredRevision } from '../../src/core/revisions/history.js';
+} from '../../../src/core/api/annotations.js';
+import { safeEncodeString, withHashes } from '../../../src/core/api/hash.js';
+import type { Pod } from '../../../src/core/api/k8s-types.js';
+import type { RevisionPlan, StoredRevision } from '../../../src/core/revisions/history.js';
 import {
   CONTROLLER_REVISION_HASH_LABEL,
   activeRevisions,
@@ -21,8 +21,8 @@ import {
   revisionName,
   toSidecarSetRevision,
   truncateHistory,
-} from '../../src/core/revisions/history.js';
-import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
+} from '../../../src/core/revisions/history.js';
+import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 

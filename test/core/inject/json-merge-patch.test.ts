@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { jsonMergePatch, MergePatchError } from '../../src/core/inject/json-merge-patch.js';
+import { jsonMergePatch, MergePatchError } from '../../../src/core/inject/json-merge-patch.js';
 
 describe('jsonMergePatch', () => {
   // RFC 7386 appendix A, written as github.com/evanphx/json-patch v5.6.0 writes the results.

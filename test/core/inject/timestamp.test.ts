@@ -3,9 +3,9 @@ import { describe, it } from 'node:test';
 
 import fc from 'fast-check';
 
-import { timestampOf } from '../../src/core/inject/pod-annotations.js';
-import { diffAsJsonPatch } from '../../src/core/mutation/patch.js';
-import { formatTimestamp } from '../../src/core/pod-annotations/pod-hash-annotation.js';
+import { timestampOf } from '../../../src/core/inject/pod-annotations.js';
+import { diffAsJsonPatch } from '../../../src/core/mutation/patch.js';
+import { formatTimestamp } from '../../../src/core/pod-annotations/pod-hash-annotation.js';
 
 describe('timestampOf', () => {
   it('is formatTimestamp, whatever the order of the instants', () => {

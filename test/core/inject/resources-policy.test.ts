@@ -3,24 +3,24 @@ import { describe, it } from 'node:test';
 
 import { Pod as PodModel } from 'kubernetes-models/v1/Pod';
 
-import { SidecarSetError } from '../../src/core/errors.js';
-import type { InjectOptions } from '../../src/core/inject/inject.js';
-import { injectPod } from '../../src/core/inject/inject.js';
+import { SidecarSetError } from '../../../src/core/errors.js';
+import type { InjectOptions } from '../../../src/core/inject/inject.js';
+import { injectPod } from '../../../src/core/inject/inject.js';
 import {
   aggregateResources,
   declaredContainerNames,
   evaluatePolicyExpression,
   targetContainers,
-} from '../../src/core/inject/resources-policy.js';
-import type { JsonObject } from '../../src/core/encoding/json.js';
-import type { Container, Pod } from '../../src/core/api/k8s-types.js';
-import { formatQuantity, parseQuantity } from '../../src/core/encoding/quantity.js';
+} from '../../../src/core/inject/resources-policy.js';
+import type { JsonObject } from '../../../src/core/encoding/json.js';
+import type { Container, Pod } from '../../../src/core/api/k8s-types.js';
+import { formatQuantity, parseQuantity } from '../../../src/core/encoding/quantity.js';
 import type {
   ResourcesPolicy,
   SidecarContainer,
   SidecarSet,
-} from '../../src/core/api/sidecarset-types.js';
-import { FIXED_NOW, makePod, makeSidecarSet, sidecar } from '../support/factories.js';
+} from '../../../src/core/api/sidecarset-types.js';
+import { FIXED_NOW, makePod, makeSidecarSet, sidecar } from '../../support/factories.js';
 
 const options: InjectOptions = { now: FIXED_NOW, random: () => 0.5, revisions: () => [] };
 

@@ -1,6 +1,6 @@
 /**
  * The cases of OpenKruise's pod webhook tests (pkg/webhook/pod/mutating/sidecarset_test.go) that
- * test/core/inject.test.ts does not already hold, with their fixtures as OpenKruise writes them:
+ * test/core/inject/inject.test.ts does not already hold, with their fixtures as OpenKruise writes them:
  * SidecarSets that did not go through the defaulting webhook, so a container without
  * podInjectPolicy goes after the app containers.
  */
@@ -14,29 +14,29 @@ import {
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
   versionAltAnnotation,
   versionAnnotation,
-} from '../../src/core/api/annotations.js';
+} from '../../../src/core/api/annotations.js';
 import {
   computeSidecarSetHash,
   computeSidecarSetHashWithoutImage,
-} from '../../src/core/api/hash.js';
-import type { InjectOptions } from '../../src/core/inject/inject.js';
-import { sourceFromFieldRef } from '../../src/core/inject/env.js';
-import { injectPod } from '../../src/core/inject/inject.js';
-import { applyPatchPodMetadata } from '../../src/core/inject/pod-metadata.js';
-import type { Container, Pod } from '../../src/core/api/k8s-types.js';
-import { matchSidecarSet, minimalNamespaceLabels } from '../../src/core/matching/match.js';
-import { parsePodSidecarSetHashes } from '../../src/core/pod-annotations/pod-hash-annotation.js';
-import { mutatePod } from '../../src/core/mutation/pod-mutation.js';
-import { buildSidecarSetIndex } from '../../src/core/matching/sidecarset-index.js';
+} from '../../../src/core/api/hash.js';
+import type { InjectOptions } from '../../../src/core/inject/inject.js';
+import { sourceFromFieldRef } from '../../../src/core/inject/env.js';
+import { injectPod } from '../../../src/core/inject/inject.js';
+import { applyPatchPodMetadata } from '../../../src/core/inject/pod-metadata.js';
+import type { Container, Pod } from '../../../src/core/api/k8s-types.js';
+import { matchSidecarSet, minimalNamespaceLabels } from '../../../src/core/matching/match.js';
+import { parsePodSidecarSetHashes } from '../../../src/core/pod-annotations/pod-hash-annotation.js';
+import { mutatePod } from '../../../src/core/mutation/pod-mutation.js';
+import { buildSidecarSetIndex } from '../../../src/core/matching/sidecarset-index.js';
 import type {
   SidecarContainer,
   SidecarSet,
   SidecarSetPatchPodMetadata,
   SidecarSetRevision,
   TransferEnvVar,
-} from '../../src/core/api/sidecarset-types.js';
-import { FIXED_NOW, makePod } from '../support/factories.js';
-import { openKruisePod1 } from '../support/openkruise-pods.js';
+} from '../../../src/core/api/sidecarset-types.js';
+import { FIXED_NOW, makePod } from '../../support/factories.js';
+import { openKruisePod1 } from '../../support/openkruise-pods.js';
 
 const TIMESTAMP = '2026-07-02T10:00:00Z';
 

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { InjectOptions } from '../../src/core/inject/inject.js';
-import { injectPod } from '../../src/core/inject/inject.js';
-import type { Container, Pod } from '../../src/core/api/k8s-types.js';
-import { parsePodSidecarSetHashes } from '../../src/core/pod-annotations/pod-hash-annotation.js';
-import type { SidecarSet, SidecarSetRevision } from '../../src/core/api/sidecarset-types.js';
-import { FIXED_NOW, makePod, makeSidecarSet, sidecar } from '../support/factories.js';
-import { openKruisePod1 } from '../support/openkruise-pods.js';
+import type { InjectOptions } from '../../../src/core/inject/inject.js';
+import { injectPod } from '../../../src/core/inject/inject.js';
+import type { Container, Pod } from '../../../src/core/api/k8s-types.js';
+import { parsePodSidecarSetHashes } from '../../../src/core/pod-annotations/pod-hash-annotation.js';
+import type { SidecarSet, SidecarSetRevision } from '../../../src/core/api/sidecarset-types.js';
+import { FIXED_NOW, makePod, makeSidecarSet, sidecar } from '../../support/factories.js';
+import { openKruisePod1 } from '../../support/openkruise-pods.js';
 
 const options = (extra: Partial<InjectOptions> = {}): InjectOptions => ({
   now: FIXED_NOW,
