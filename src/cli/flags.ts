@@ -96,6 +96,12 @@ export function parsePositive(value: string): number {
   return n;
 }
 
+export function parseNonNegative(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected an integer ≥ 0');
+  return n;
+}
+
 export function parsePort(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
