@@ -152,9 +152,3 @@ export interface Pod {
   spec: PodSpec;
   status?: PodStatus;
 }
-
-export interface Namespace {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-}

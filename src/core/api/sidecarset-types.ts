@@ -26,7 +26,6 @@ export type SidecarSetApiVersion = (typeof SIDECARSET_API_VERSIONS)[number];
 export function isSidecarSetApiVersion(value: unknown): value is SidecarSetApiVersion {
   return (SIDECARSET_API_VERSIONS as readonly unknown[]).includes(value);
 }
-export const SIDECARSET_KIND = 'SidecarSet';
 
 export const POD_INJECT_POLICIES = ['BeforeAppContainer', 'AfterAppContainer'] as const;
 export type PodInjectPolicy = (typeof POD_INJECT_POLICIES)[number];
