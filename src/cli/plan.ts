@@ -160,6 +160,7 @@ function jsonOf(result: Result): Record<string, unknown> {
     held: plan.held.map((h) => ({ pod: podKey(h.pod), reason: h.reason })),
   };
   if (plan.flip.length > 0) out['flip'] = plan.flip.map((f) => podKey(f.pod));
+  if (plan.recreate.length > 0) out['recreate'] = plan.recreate.map((r) => podKey(r.pod));
   if (simulation !== undefined) {
     out['simulation'] = {
       maxUnavailable: simulation.maxUnavailable,
@@ -209,6 +210,23 @@ function planLines(plan: UpgradePlan, perPod: boolean): string[] {
       podKey(u.pod),
       'upgrade',
       images === '' ? 'annotations only' : images,
+    ]);
+  });
+  if (!perPod && plan.recreate.length > 0) {
+    rows.push([
+      '  -',
+      `${plan.recreate.length} pods`,
+      'recreate',
+      `evicted this round: ${some(plan.recreate.map((r) => r.pod))}`,
+    ]);
+  }
+  (perPod ? plan.recreate : []).forEach((r, i) => {
+    const refused = r.refused === undefined ? '' : `; last eviction refused: ${r.refused}`;
+    rows.push([
+      `  ${plan.upgrade.length + i + 1}`,
+      podKey(r.pod),
+      'recreate',
+      `evict, ${r.controller} recreates it (${r.message})${refused}`,
     ]);
   });
   const groups = new Map<string, PodRef[]>();

@@ -77,6 +77,11 @@ function statusData(s: RolloutStatus): Record<string, unknown> {
     status: plan.status,
     budget: plan.budget,
     upgrade: plan.upgrade.map((u) => podKey(u.pod)),
+    recreate: plan.recreate.map((r) => ({
+      pod: podKey(r.pod),
+      controller: r.controller,
+      ...(r.refused === undefined ? {} : { refused: r.refused }),
+    })),
     flip: plan.flip.map((f) => podKey(f.pod)),
     held: s.held.map((h) => ({ reason: h.reason, message: h.message, pods: h.pods.map(podKey) })),
     notUpgradable: plan.notUpgradable.map((n) => ({ pod: podKey(n.pod), message: n.message })),
@@ -102,6 +107,32 @@ function statusLines(s: RolloutStatus): string[] {
       some(plan.upgrade.map((u) => u.pod)),
     ]);
   }
+  const deleting = plan.excluded.filter((e) => e.reason === 'Recreating');
+  if (deleting.length > 0) {
+    rows.push([
+      `  ${deleting.length}`,
+      'being recreated',
+      deleting[0]?.message ?? '',
+      some(deleting.map((e) => e.pod)),
+    ]);
+  }
+  const [refused, evicting] = partition(plan.recreate, (r) => r.refused !== undefined);
+  if (evicting.length > 0) {
+    rows.push([
+      `  ${evicting.length}`,
+      'recreating',
+      'evicted this round for their controllers to recreate',
+      some(evicting.map((r) => r.pod)),
+    ]);
+  }
+  if (refused.length > 0) {
+    rows.push([
+      `  ${refused.length}`,
+      'eviction refused',
+      refused[0]?.refused ?? '',
+      some(refused.map((r) => r.pod)),
+    ]);
+  }
   if (plan.flip.length > 0) {
     rows.push([
       `  ${plan.flip.length}`,
@@ -122,6 +153,11 @@ function statusLines(s: RolloutStatus): string[] {
     ]);
   }
   return rows.length > 1 ? [...lines, ...table(rows)] : lines;
+}
+
+/** The items that pass, then the others. */
+function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] {
+  return [items.filter(test), items.filter((item) => !test(item))];
 }
 
 export interface HistoryOptions extends RolloutFlags {

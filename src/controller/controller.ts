@@ -40,13 +40,13 @@ import type { WorkQueue } from './queue.js';
 import type { QueueMetrics } from './queue.js';
 import { createWorkQueue } from './queue.js';
 import { createTokenBucket } from './rate-limiter.js';
-import type { ControllerView, ReconcileDeps, RoundObserver } from './reconcile.js';
+import type { ReconcileDeps } from './reconcile.js';
 import { reconcileSidecarSet } from './reconcile.js';
 import { createMissedPodsScanner } from './missed-pods.js';
 import { createScopeKeeper } from './scope-keeper.js';
 import { dryRunRevisionWriter, registerLatestRevision } from './revisions.js';
-import type { ClusterWriter } from './writer.js';
-import { dryRunWriter } from './writer.js';
+import type { ClusterWriter, ControllerView, RoundObserver } from './ports.js';
+import { dryRunWriter } from './ports.js';
 
 export interface LeaderElectionConfig {
   namespace: string;

@@ -16,7 +16,7 @@ import type { WebhookSelectors } from '../core/matching/missed-pods.js';
 import { isMissedBy } from '../core/matching/missed-pods.js';
 import { buildSidecarSetIndex, candidateSidecarSets } from '../core/matching/sidecarset-index.js';
 import type { SidecarSet } from '../core/api/sidecarset-types.js';
-import type { ClusterWriter } from './writer.js';
+import type { ClusterWriter } from './ports.js';
 
 export const MISSED_REASON = 'SidecarNotInjected';
 /** Pods named in the SidecarSet's event. */

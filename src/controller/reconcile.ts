@@ -8,7 +8,6 @@ import type { Logger } from 'pino';
 
 import { SIDECARSET_HASH } from '../core/api/annotations.js';
 import type { Pod } from '../core/api/k8s-types.js';
-import type { NamespaceLabels } from '../core/matching/match.js';
 import { withHashes } from '../core/api/hash.js';
 import { V1BETA1 } from '../core/api/sidecarset-types.js';
 import type { SidecarSet, SidecarSetStatus } from '../core/api/sidecarset-types.js';
@@ -18,88 +17,59 @@ import {
   nextRolloutPausedConditions,
 } from '../core/upgrade/rollout-paused-condition.js';
 import { healthSettings } from '../core/upgrade/health-settings.js';
-import { buildPodFlip, buildPodUpgrade } from '../core/upgrade/change.js';
 import type { SidecarSetContext } from '../core/upgrade/context.js';
 import { sidecarSetContext } from '../core/upgrade/context.js';
 import { planUpgrade } from '../core/upgrade/plan.js';
 import { recordedHash } from '../core/pod-annotations/pod-hash-annotation.js';
 import { nextStatusConditions } from '../core/status/status-conditions.js';
-import { needsFlip } from '../core/upgrade/hot-slots.js';
 import { containerStatus } from '../core/upgrade/pod-containers.js';
 import {
-  hasReadyCondition,
   isStateConsistent,
+  isTerminating,
   isUpdated,
   podKey,
   podRef,
 } from '../core/upgrade/pod-state.js';
 import { selectsForUpgrade } from '../core/upgrade/selection.js';
-import type {
-  PodFlip,
-  PodRef,
-  PodUpgrade,
-  UpgradePlan,
-  UpgradeStatus,
-} from '../core/upgrade/types.js';
+import type { UpgradePlan } from '../core/upgrade/types.js';
 import { nextUpgradableCondition } from '../core/upgrade/upgradable-condition.js';
-import type { ResourceChange } from '../core/upgrade/resources.js';
-import { resizableVersions, restartsOnResize } from '../core/upgrade/resources.js';
-import { RESIZE_REFUSED, withRefusedResize } from '../core/upgrade/resize-refusal.js';
-import type { UpgradeExpectations } from './expectations.js';
+import { resizableVersions } from '../core/upgrade/resources.js';
+import type { PodWriteDeps } from './pod-writes.js';
+import {
+  READINESS_GATE,
+  evictPod,
+  flipPod,
+  gateCondition,
+  hasReadinessGate,
+  podEvent,
+  upgradePod,
+} from './pod-writes.js';
 import type { RegisteredRevision } from './revisions.js';
-import type { ClusterWriter, ObjectReference } from './writer.js';
-import { ConflictError, ResizeRefusedError } from './writer.js';
+import type { ControllerView, ObjectReference, RoundObserver } from './ports.js';
 
-/** What reconcile reads: the controller's caches, as plain values. */
-export interface ControllerView {
-  sidecarSet(name: string): SidecarSet | undefined;
-  /** Cached (slim) pods whose kruise.io/sidecarset-injected-list names this SidecarSet. */
-  podsInjectedBy(name: string): readonly Pod[];
-  namespaces: NamespaceLabels;
-}
-
-export interface ReconcileDeps {
+export interface ReconcileDeps extends PodWriteDeps {
   view: ControllerView;
-  writer: ClusterWriter;
-  expectations: UpgradeExpectations;
-  /** Pods upgraded by this process and not yet seen finished, per SidecarSet. */
-  inFlight: Map<string, Map<string, string>>;
-  /** Waits for a token before each pod upgrade or flip (--qps/--burst); other writes are not limited. */
-  takeToken: (signal: AbortSignal) => Promise<void>;
-  now: () => Date;
   logger: Logger;
   /** Not-upgradable counts last reported per SidecarSet, so that events do not repeat. */
   reported: Map<string, number>;
   /** Told what each round found and wrote (metrics). */
   observer?: RoundObserver;
-  /** Whether upgraded pods get their own events (the SidecarSet always does). */
-  podEvents: boolean;
   /** The SidecarSet's ControllerRevisions: pods on their versions may be resized in place. */
   revisions?: (sidecarSet: string) => readonly StoredRevision[];
   /** Registers the latest ControllerRevision (sidecarset_processor.go registerLatestRevision); without it the status keeps what it has. */
   registerRevision?: (ss: SidecarSet, pods: readonly Pod[]) => Promise<RegisteredRevision>;
 }
 
-/** What rounds tell the outside (the controller's metrics). */
-export interface RoundObserver {
-  /** The status a round computed for a SidecarSet; undefined once the SidecarSet is gone. */
-  status?(sidecarSet: string, status: UpgradeStatus | undefined): void;
-  /** Pods written in a round (in a dry run: that would have been): upgrades or hot-upgrade flips. */
-  podsWritten?(kind: 'upgrade' | 'flip', count: number): void;
-  /** Whether failed pods paused the SidecarSet's rollout; undefined once the SidecarSet is gone. */
-  rolloutPaused?(sidecarSet: string, paused: boolean | undefined): void;
-}
-
 export interface ReconcileResult {
   requeueAfterMs?: number;
 }
 
-const READINESS_GATE = 'InPlaceUpdateReady';
-const CONFLICT_RETRIES = 3;
 /** Our own writes not yet in the cache: look again soon (OpenKruise waits 1 s too). */
 const EXPECTATION_RECHECK_MS = 1000;
 /** Past a progress deadline before judging again (timestamps are whole seconds). */
 const DEADLINE_MARGIN_MS = 1000;
+/** After a PodDisruptionBudget refused an eviction: try again (kubectl drain waits 5 s). */
+const EVICTION_RETRY_MS = 5000;
 
 export async function reconcileSidecarSet(
   name: string,
@@ -170,19 +140,48 @@ export async function reconcileSidecarSet(
 
   await reportNotUpgradable(ss, plan, cachedPod, deps);
   signal.throwIfAborted();
-  if (plan.upgrade.length === 0) return done();
+  return done(await startUpgrades(ss, ctx, plan, { cachedPod, deps, log }, signal));
+}
+
+/**
+ * This round's upgrades and evictions, all at once (each waits for its token). Resolves with a
+ * retry when a PodDisruptionBudget refused an eviction: nothing else may change meanwhile.
+ */
+async function startUpgrades(
+  ss: SidecarSet,
+  ctx: SidecarSetContext,
+  plan: UpgradePlan,
+  {
+    cachedPod,
+    deps,
+    log,
+  }: { cachedPod: (key: string) => Pod | undefined; deps: ReconcileDeps; log: Logger },
+  signal: AbortSignal,
+): Promise<ReconcileResult> {
+  if (plan.upgrade.length === 0 && plan.recreate.length === 0) return {};
   log.info(
-    { pods: plan.upgrade.map((u) => podKey(u.pod)), budget: plan.budget },
-    'upgrading sidecars in place',
+    {
+      pods: plan.upgrade.map((u) => podKey(u.pod)),
+      recreate: plan.recreate.map((r) => podKey(r.pod)),
+      budget: plan.budget,
+    },
+    'upgrading sidecars',
   );
-  const results = await Promise.allSettled(
+  const upgrades = Promise.allSettled(
     plan.upgrade.map((u) =>
       upgradePod(ss, ctx, { planned: u, cachedPod: cachedPod(podKey(u.pod)) }, deps, signal),
     ),
   );
-  const failed = results.filter((r) => r.status === 'rejected');
-  const upgraded = results.filter((r) => r.status === 'fulfilled' && r.value).length;
+  const evictions = Promise.allSettled(
+    plan.recreate.map((r) =>
+      evictPod(ctx, { planned: r, cachedPod: cachedPod(podKey(r.pod)) }, deps, signal),
+    ),
+  );
+  const results = await upgrades;
+  const evicted = await evictions;
+  const upgraded = succeeded(results);
   deps.observer?.podsWritten?.('upgrade', upgraded);
+  deps.observer?.podsWritten?.('evict', succeeded(evicted));
   if (upgraded > 0) {
     await deps.writer.event(
       sidecarSetRef(ss),
@@ -191,9 +190,24 @@ export async function reconcileSidecarSet(
       `upgrading the sidecars of ${upgraded} pod(s) in place to ${shortHash(ctx.hash)}`,
     );
   }
-  const first = failed[0];
+  if (succeeded(evicted) > 0) {
+    await deps.writer.event(
+      sidecarSetRef(ss),
+      'Normal',
+      'RecreateStarted',
+      `evicted ${succeeded(evicted)} pod(s) so that their controllers recreate them with ${shortHash(ctx.hash)}`,
+    );
+  }
+  const first = [...results, ...evicted].find((r) => r.status === 'rejected');
   if (first !== undefined) throw first.reason;
-  return done();
+  // Evictions a PodDisruptionBudget refused: try again soon, even if nothing changes meanwhile.
+  const refused = evicted.length - succeeded(evicted);
+  return refused > 0 ? { requeueAfterMs: EVICTION_RETRY_MS } : {};
+}
+
+/** How many writes resolved true (the pod was written). */
+function succeeded(results: readonly PromiseSettledResult<boolean>[]): number {
+  return results.filter((r) => r.status === 'fulfilled' && r.value).length;
 }
 
 /**
@@ -224,6 +238,7 @@ function observe(
   const seen = new Set<string>();
   for (const pod of pods) {
     const key = podKey(podRef(pod));
+    if (isTerminating(pod)) continue; // evicted: nothing more to wait for
     seen.add(key);
     deps.expectations.observe(
       name,
@@ -388,157 +403,6 @@ async function reportNotUpgradable(
   deps.reported.set(name, count);
 }
 
-/**
- * Builds the change from the cached pod and writes it with the pod's resourceVersion, so that a
- * change the cache has not seen yet makes the write fail (409) instead of being overwritten; then,
- * and whenever the cache cannot be used, it re-reads the pod and builds the change from the fresh
- * object. The cache keeps only what planning needs, which is all the change needs unless the
- * SidecarSet has patchPodMetadata or a HotUpgrade container (their writes read annotations the
- * cache does not keep; src/k8s/slim-pod.ts). Resolves false when the pod no longer needs it.
- */
-async function upgradePod(
-  ss: SidecarSet,
-  ctx: SidecarSetContext,
-  { planned, cachedPod }: { planned: PodUpgrade; cachedPod: Pod | undefined },
-  deps: ReconcileDeps,
-  signal: AbortSignal,
-): Promise<boolean> {
-  const { namespace, name } = planned.pod;
-  let gateClosed = false;
-  // Whether the pod was Ready before we touched it (closing the gate makes it not Ready).
-  let readyBefore: boolean | undefined;
-  const fromCache = (ss.spec.patchPodMetadata ?? []).length === 0 && ctx.hot.length === 0;
-  let cached = fromCache ? cachedPod : undefined;
-  for (let attempt = 1; ; attempt++) {
-    signal.throwIfAborted();
-    await deps.takeToken(signal);
-    const pod = cached ?? (await deps.writer.getPod(namespace, name));
-    cached = undefined;
-    if (!isPlannedPod(planned.pod, pod)) return false;
-    if (isUpdated(ctx, pod)) return false;
-    readyBefore ??= hasReadyCondition(pod);
-    const change = buildPodUpgrade(
-      ctx,
-      pod,
-      ss.spec.patchPodMetadata ?? [],
-      deps.now(),
-      readyBefore,
-    );
-    // Leadership may have been lost while we waited: a new leader must not meet our writes.
-    signal.throwIfAborted();
-    // A cold sidecar restarts in place: traffic first. A hot one starts in the idle slot while the
-    // working slot serves, so the pod stays in its Services.
-    const restartsInPlace =
-      change.images.some((i) => ctx.images.has(i.container)) ||
-      change.resources.some((r) => restartsOnResize(pod, r));
-    if (restartsInPlace && hasReadinessGate(pod) && !gateClosed && gateStatus(pod) !== 'False') {
-      // Close the gate, then read the pod again (the write changed its version).
-      await deps.writer.setPodConditions(namespace, name, [
-        gateCondition('False', 'StartInPlaceUpdate', deps.now()),
-      ]);
-      gateClosed = true;
-      attempt--;
-      continue;
-    }
-    try {
-      // Resources first: a pod that records the new version has them (a resize again is a no-op).
-      if (change.resources.length > 0) {
-        await deps.writer.resizePod(namespace, name, resizePatch(pod, change.resources));
-      }
-      await deps.writer.patchPod(namespace, name, upgradePatch(pod, change));
-    } catch (err) {
-      if (err instanceof ConflictError && attempt < CONFLICT_RETRIES) continue;
-      if (err instanceof ResizeRefusedError) return recordRefusedResize(ctx, pod, err, deps);
-      throw err;
-    }
-    const key = podKey(planned.pod);
-    deps.expectations.expect(ctx.name, ctx.hash, key);
-    const inFlight = deps.inFlight.get(ctx.name) ?? new Map<string, string>();
-    deps.inFlight.set(ctx.name, inFlight.set(key, ctx.hash));
-    const upgradable = nextUpgradableCondition(pod.status?.conditions, ctx.name, true, deps.now());
-    if (upgradable !== undefined) await deps.writer.setPodConditions(namespace, name, [upgradable]);
-    const what = [
-      ...change.images.map((i) => `${i.container} ${i.from} → ${i.to}`),
-      ...change.resources.map((r) => `${r.container} resources ${JSON.stringify(r.to)}`),
-    ].join(', ');
-    await podEvent(
-      deps,
-      pod,
-      'SidecarUpgradeStarted',
-      `SidecarSet ${ctx.name}: upgrading in place: ${what || 'annotations only'}`,
-    );
-    return true;
-  }
-}
-
-/**
- * The API server refused the resize for good: the pod records it instead of the upgrade, so it is
- * not tried again for this version and the health gate counts it failed. Resolves false.
- */
-async function recordRefusedResize(
-  ctx: SidecarSetContext,
-  pod: Pod,
-  err: ResizeRefusedError,
-  deps: ReconcileDeps,
-): Promise<false> {
-  const refusal = { hash: ctx.hash, message: err.message };
-  const annotations = { [RESIZE_REFUSED]: withRefusedResize(pod, ctx.name, refusal) };
-  const { namespace, name } = podRef(pod);
-  await deps.writer.patchPod(namespace, name, {
-    metadata: { resourceVersion: pod.metadata.resourceVersion, annotations },
-  });
-  await deps.writer.event(
-    podObjectRef(pod),
-    'Warning',
-    'ResizeRefused',
-    `SidecarSet ${ctx.name}: the API server refused the resize: ${err.message}`,
-  );
-  return false;
-}
-
-/**
- * Puts a finished hot upgrade's old slot back on the empty image (OpenKruise pkg/controller/sidecarset/sidecarset_hotupgrade.go), from a
- * fresh read (the slots' version annotations are not cached) and guarded by its resourceVersion.
- * Resolves false when the pod no longer needs it.
- */
-async function flipPod(
-  ctx: SidecarSetContext,
-  planned: PodFlip,
-  deps: ReconcileDeps,
-  signal: AbortSignal,
-): Promise<boolean> {
-  const { namespace, name } = planned.pod;
-  for (let attempt = 1; ; attempt++) {
-    signal.throwIfAborted();
-    await deps.takeToken(signal);
-    const pod = await deps.writer.getPod(namespace, name);
-    if (!isPlannedPod(planned.pod, pod)) return false;
-    if (!needsFlip(ctx, pod)) return false;
-    const change = buildPodFlip(ctx, pod, deps.now());
-    signal.throwIfAborted();
-    try {
-      await deps.writer.patchPod(namespace, name, upgradePatch(pod, change));
-    } catch (err) {
-      if (err instanceof ConflictError && attempt < CONFLICT_RETRIES) continue;
-      throw err;
-    }
-    const slots = change.images.map((i) => i.container).join(', ');
-    await podEvent(
-      deps,
-      pod,
-      'ResetContainerSucceed',
-      `SidecarSet ${ctx.name}: hot upgrade finished, ${slots} back on the empty image`,
-    );
-    return true;
-  }
-}
-
-/** The pod the plan named: still there, and not a new pod under the same name. */
-function isPlannedPod(ref: PodRef, pod: Pod | undefined): pod is Pod {
-  const uid = ref.uid ?? '';
-  return pod !== undefined && (uid === '' || pod.metadata.uid === uid);
-}
-
 /** Waits for every write; the first failure, if any, is thrown once all have settled. */
 async function settleAll(writes: readonly Promise<unknown>[]): Promise<number> {
   const results = await Promise.allSettled(writes);
@@ -547,62 +411,8 @@ async function settleAll(writes: readonly Promise<unknown>[]): Promise<number> {
   return results.filter((r) => r.status === 'fulfilled' && r.value === true).length;
 }
 
-/** A Normal event on a pod, unless pod events are turned off (--pod-events=false). */
-async function podEvent(
-  deps: ReconcileDeps,
-  pod: Pod,
-  reason: string,
-  message: string,
-): Promise<void> {
-  if (deps.podEvents) await deps.writer.event(podObjectRef(pod), 'Normal', reason, message);
-}
-
-/**
- * A strategic merge patch: containers and init containers (native sidecars) merge by name, so
- * only the images named change.
- */
-function upgradePatch(pod: Pod, change: PodFlip): Record<string, unknown> {
-  const patch: Record<string, unknown> = {
-    metadata: { resourceVersion: pod.metadata.resourceVersion, annotations: change.annotations },
-  };
-  const images = change.images.map((i) => ({ name: i.container, image: i.to }));
-  if (images.length > 0) patch['spec'] = byContainerList(pod, images);
-  return patch;
-}
-
-/** The pod/resize patch: each sidecar's new requests and limits. */
-function resizePatch(pod: Pod, changes: readonly ResourceChange[]): Record<string, unknown> {
-  const resources = changes.map((r) => ({ name: r.container, resources: r.to }));
-  return { spec: byContainerList(pod, resources) };
-}
-
-/** Container entries of a patch, under spec.containers or spec.initContainers as the pod has them. */
-function byContainerList(
-  pod: Pod,
-  entries: readonly { name: string }[],
-): Record<string, { name: string }[]> {
-  const out: Record<string, { name: string }[]> = {};
-  for (const entry of entries) {
-    const init = (pod.spec.initContainers ?? []).some((c) => c.name === entry.name);
-    (out[init ? 'initContainers' : 'containers'] ??= []).push(entry);
-  }
-  return out;
-}
-
 function sidecarsReady(ctx: SidecarSetContext, pod: Pod): boolean {
   return ctx.containerNames.every((n) => containerStatus(pod, n)?.ready === true);
-}
-
-function gateStatus(pod: Pod): string | undefined {
-  return pod.status?.conditions?.find((c) => c.type === READINESS_GATE)?.status;
-}
-
-function hasReadinessGate(pod: Pod): boolean {
-  return (pod.spec.readinessGates ?? []).some((g) => g['conditionType'] === READINESS_GATE);
-}
-
-function gateCondition(status: 'True' | 'False', reason: string, now: Date) {
-  return { type: READINESS_GATE, status, reason, lastTransitionTime: now.toISOString() };
 }
 
 function sidecarSetRef(ss: SidecarSet): ObjectReference {
@@ -611,17 +421,6 @@ function sidecarSetRef(ss: SidecarSet): ObjectReference {
     apiVersion: V1BETA1,
     name: ss.metadata.name ?? '',
     ...(ss.metadata.uid ? { uid: ss.metadata.uid } : {}),
-  };
-}
-
-function podObjectRef(pod: Pod): ObjectReference {
-  const ref = podRef(pod);
-  return {
-    kind: 'Pod',
-    apiVersion: 'v1',
-    name: ref.name,
-    namespace: ref.namespace,
-    ...(ref.uid ? { uid: ref.uid } : {}),
   };
 }
 

@@ -8,7 +8,7 @@
  * This holds what was sent (an LRU of 4,096 entries, client-go's size) and runs the sends of one
  * key one after another; the requests themselves are the writer's (src/k8s/kube-writer.ts).
  */
-import type { EventType, ObjectReference } from '../controller/writer.js';
+import type { EventType, ObjectReference } from '../controller/ports.js';
 
 /** The Event object that a key's repeats update. */
 export interface SentEvent {

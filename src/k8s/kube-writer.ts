@@ -13,8 +13,8 @@ import {
 
 import type { Pod, PodCondition } from '../core/api/k8s-types.js';
 import type { SidecarSetStatus } from '../core/api/sidecarset-types.js';
-import type { ClusterWriter, EventType, ObjectReference } from '../controller/writer.js';
-import { ConflictError, ResizeRefusedError } from '../controller/writer.js';
+import type { ClusterWriter, EventType, ObjectReference } from '../controller/ports.js';
+import { ConflictError, EvictionRefusedError, ResizeRefusedError } from '../controller/ports.js';
 import { EventCorrelator, correlationKey } from './event-correlator.js';
 
 const strategicMerge = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
@@ -91,6 +91,24 @@ export function createKubeWriter(kubeConfig: KubeConfig): ClusterWriter {
         throw err;
       }
     },
+    async evictPod(namespace, name, uid) {
+      const body = {
+        apiVersion: 'policy/v1',
+        kind: 'Eviction',
+        metadata: { name, namespace },
+        ...(uid === undefined ? {} : { deleteOptions: { preconditions: { uid } } }),
+      };
+      try {
+        await core.createNamespacedPodEviction({ name, namespace, body });
+        return true;
+      } catch (err) {
+        if (!(err instanceof ApiException)) throw err;
+        // Gone, or another pod under the name (the uid precondition failed): nothing to evict.
+        if (err.code === 404 || err.code === 409) return false;
+        if (err.code === 429) throw new EvictionRefusedError(evictionRefusal(err));
+        throw err;
+      }
+    },
     async setPodConditions(namespace, name, conditions: PodCondition[]) {
       const body = { status: { conditions } };
       await core.patchNamespacedPodStatus({ name, namespace, body }, strategicMerge);
@@ -145,6 +163,38 @@ async function conflictAware(write: () => Promise<unknown>): Promise<void> {
     if (err instanceof ApiException && err.code === 409) throw new ConflictError(err.message);
     throw err;
   }
+}
+
+/**
+ * A refused eviction's message with the Status causes after it, which name the budget and its
+ * numbers (kubernetes pkg/registry/core/pod/storage/eviction.go): "Cannot evict pod as it would
+ * violate the pod's disruption budget. (The disruption budget web needs 3 healthy pods and has 3
+ * currently)".
+ */
+function evictionRefusal(err: ApiException<unknown>): string {
+  const message = statusMessage(err);
+  let causes: string[] = [];
+  try {
+    const status: unknown = JSON.parse(String(err.body));
+    const details =
+      typeof status === 'object' && status !== null && 'details' in status
+        ? status.details
+        : undefined;
+    const list =
+      typeof details === 'object' && details !== null && 'causes' in details
+        ? details.causes
+        : undefined;
+    if (Array.isArray(list)) {
+      causes = list.flatMap((c: unknown) =>
+        typeof c === 'object' && c !== null && 'message' in c && typeof c.message === 'string'
+          ? [c.message]
+          : [],
+      );
+    }
+  } catch {
+    // Not a Status object: the message alone.
+  }
+  return causes.length === 0 ? message : `${message} (${causes.join('; ')})`;
 }
 
 /** The message of the Status an API error carries, or the error's own. */

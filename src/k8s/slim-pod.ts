@@ -8,8 +8,10 @@
  * - metadata.resourceVersion, generation: the controller's expectations;
  * - metadata.creationTimestamp: candidate order; deletionTimestamp: isActivePod;
  * - metadata.labels: selectors, canary selector, priority, scatter;
+ * - metadata.ownerReferences: only the controller's kind and name: recreation;
  * - metadata.annotations: only the SidecarSet bookkeeping keys (BOOKKEEPING_ANNOTATIONS) and the
  *   hot-upgrade slots' versions (the upgrade copies the old slot's version to the new one);
+ * - spec.restartPolicy (Never, OnFailure): such pods are not recreated;
  * - spec.nodeName: candidate order; spec.containers[] and spec.initContainers[] (native
  *   sidecars): name, image, restartPolicy: sidecar presence, image changes, state consistency;
  *   resources (requests, limits) and resizePolicy: resizes and the pod's QoS class;
@@ -22,7 +24,7 @@
  *   and resources: consistency, in-flight detection, order (restarts) and the in-place-update
  *   state record.
  *
- * Dropped, among the rest: every other annotation, ownerReferences, managedFields, volumes, env,
+ * Dropped, among the rest: every other annotation, other ownerReferences, managedFields, volumes, env,
  * probes, `started`, container state. The plan's choice of pods is the same on a
  * slim pod as on the full one, and so is each PodUpgrade unless the SidecarSet has
  * patchPodMetadata (it merges into annotations the slim pod does not keep): the controller then
@@ -45,7 +47,7 @@ import {
   isSlotVersionAnnotation,
 } from '../core/api/annotations.js';
 import { UPGRADE_BASELINE } from '../core/upgrade/upgrade-baseline.js';
-import { RESIZE_REFUSED } from '../core/upgrade/resize-refusal.js';
+import { EVICTION_REFUSED, RESIZE_REFUSED } from '../core/upgrade/refusals.js';
 import { RESIZE_IN_PROGRESS, RESIZE_PENDING } from '../core/upgrade/resources.js';
 import { SIDECARSET_UPGRADABLE } from '../core/upgrade/upgradable-condition.js';
 import type {
@@ -66,8 +68,10 @@ export const BOOKKEEPING_ANNOTATIONS: readonly string[] = [
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
   /** Ours: the pod before its upgrade, for the health gate (core/upgrade/upgrade-baseline.ts). */
   UPGRADE_BASELINE,
-  /** Ours: a resize the API server refused (core/upgrade/resize-refusal.ts). */
+  /** Ours: a resize the API server refused (core/upgrade/refusals.ts). */
   RESIZE_REFUSED,
+  /** Ours: the last eviction refused (core/upgrade/refusals.ts). */
+  EVICTION_REFUSED,
 ];
 
 /**
@@ -214,7 +218,18 @@ function slimMetadata(raw: Rec | undefined, pool: StringPool): ObjectMeta {
   if (labels !== undefined) meta.labels = labels;
   const annotations = stringMap(m['annotations'], pool, keptAnnotation);
   if (annotations !== undefined) meta.annotations = annotations;
+  const controller = records(m['ownerReferences']).find((o) => o['controller'] === true);
+  if (controller !== undefined) meta.ownerReferences = [slimOwner(controller, pool)];
   return meta;
+}
+
+/** The controller reference: who recreates the pod (core/upgrade/recreation.ts). */
+function slimOwner(o: Rec, pool: StringPool): NonNullable<ObjectMeta['ownerReferences']>[number] {
+  return {
+    kind: shared(o['kind'], pool) ?? '',
+    name: shared(o['name'], pool) ?? '',
+    controller: true,
+  };
 }
 
 /** requests and limits (a resize compares them; QoS reads every container's). */
@@ -248,6 +263,10 @@ function slimSpec(raw: Rec | undefined, pool: StringPool): PodSpec {
   const spec: PodSpec = { containers };
   const initContainers = records(s['initContainers']).map((c) => slimContainer(c, pool));
   if (initContainers.length > 0) spec.initContainers = initContainers;
+  // Kept only where it is not the default: run-to-completion pods are never recreated.
+  const restartPolicy = shared(s['restartPolicy'], pool);
+  if (restartPolicy === 'Never' || restartPolicy === 'OnFailure')
+    spec.restartPolicy = restartPolicy;
   const nodeName = shared(s['nodeName'], pool);
   if (nodeName !== undefined && nodeName !== '') spec.nodeName = nodeName;
   const gates = records(s['readinessGates']);

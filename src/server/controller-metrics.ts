@@ -64,7 +64,7 @@ export function createControllerMetrics(
   });
   const podWrites = new Counter({
     name: 'sidecarset_controller_pod_writes_total',
-    help: 'Pods written: in-place upgrades, and flips that end hot upgrades (dry run: would write)',
+    help: 'Pods written: in-place upgrades, flips that end hot upgrades, evictions that recreate pods (dry run: would write)',
     labelNames: ['kind'] as const,
     registers: [registry],
   });

@@ -16,6 +16,7 @@ import { readManifests } from '../../src/io/documents.js';
 import { applyPodUpgrade } from '../../src/core/upgrade/change.js';
 import { planUpgrade } from '../../src/core/upgrade/plan.js';
 import { grayReleasePods } from '../fixtures/plan/gray-release-pods.js';
+import { injected, ownedPod, sidecarSet } from '../support/injected-pods.js';
 import { applied, hotPod, hotSidecarSet } from '../support/upgrade-pods.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/plan/', import.meta.url));
@@ -96,6 +97,30 @@ describe('sidecarset plan', () => {
     assert.deepEqual(result.notUpgradable, []);
     assert.equal(result.held.length, 980);
     assert.deepEqual(result.held[0], { pod: 'default/web-0979', reason: 'Partition' });
+  });
+
+  it('lists pods to recreate, each with its controller, when the SidecarSet opts in', async () => {
+    const v1 = sidecarSet();
+    const v2 = sidecarSet({ env: 'b', annotations: { 'sidecarset.dev/recreate-pods': 'true' } });
+    const files = {
+      sidecarsets: join(dir, 'recreate.json'),
+      pods: join(dir, 'recreate-pods.json'),
+    };
+    await writeFile(files.sidecarsets, JSON.stringify(v2));
+    const pods = [ownedPod(0, v1), ownedPod(1, v1), ownedPod(2, v1), injected(3, v1)];
+    const items = pods.map((pod) => ({ apiVersion: 'v1', kind: 'Pod', ...pod }));
+    await writeFile(files.pods, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+    const json = memoryIo();
+    await runPlan({ ...files, output: 'json', simulate: false }, json.io, now);
+    const result = JSON.parse(json.out()) as { recreate: string[]; notUpgradable: string[] };
+    assert.deepEqual(result.recreate, ['default/web-0', 'default/web-1']);
+    assert.deepEqual(result.notUpgradable, ['default/web-3']);
+    const table = memoryIo();
+    await runPlan({ ...files, output: 'table', simulate: false }, table.io, now);
+    assert.match(
+      table.out(),
+      /1 +default\/web-0 +recreate +evict, ReplicaSet\/web-5d8f recreates it/,
+    );
   });
 
   it('lists finished hot upgrades under flip, and a table says what a flip is', async () => {

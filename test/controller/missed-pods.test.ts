@@ -12,7 +12,7 @@ import type { Pod } from '../../src/core/api/k8s-types.js';
 import { ANY_NAMESPACE } from '../../src/core/matching/match.js';
 import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 import { MISSED_REASON, createMissedPodsScanner } from '../../src/controller/missed-pods.js';
-import type { ClusterWriter, ObjectReference } from '../../src/controller/writer.js';
+import type { ClusterWriter, ObjectReference } from '../../src/controller/ports.js';
 import { makePod, makeSidecarSet } from '../support/factories.js';
 
 interface Recorded {
@@ -30,6 +30,7 @@ function recordingWriter(): ClusterWriter & Recorded {
     patchPod: () => Promise.resolve(),
     canResizePods: () => Promise.resolve(true),
     resizePod: () => Promise.resolve(),
+    evictPod: () => Promise.resolve(false),
     setPodConditions: () => Promise.resolve(),
     writeSidecarSetStatus: (name, status) => {
       statuses.push({ name, status });

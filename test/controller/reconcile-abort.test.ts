@@ -11,7 +11,7 @@ import { createUpgradeExpectations } from '../../src/controller/expectations.js'
 import type { ReconcileDeps } from '../../src/controller/reconcile.js';
 import { reconcileSidecarSet } from '../../src/controller/reconcile.js';
 import type { RegisteredRevision } from '../../src/controller/revisions.js';
-import type { ClusterWriter } from '../../src/controller/writer.js';
+import type { ClusterWriter } from '../../src/controller/ports.js';
 import { ANY_NAMESPACE } from '../../src/core/matching/match.js';
 import { makeSidecarSet } from '../support/factories.js';
 
@@ -25,6 +25,7 @@ function round(registerRevision: () => Promise<RegisteredRevision>): {
     patchPod: () => Promise.resolve(),
     canResizePods: () => Promise.resolve(true),
     resizePod: () => Promise.resolve(),
+    evictPod: () => Promise.resolve(false),
     setPodConditions: () => Promise.resolve(),
     writeSidecarSetStatus: (name) => {
       calls.push(`status ${name}`);

@@ -15,6 +15,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   PatchStrategy,
+  PolicyV1Api,
   Watch,
   setHeaderOptions,
 } from '@kubernetes/client-node';
@@ -249,7 +250,7 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
           )
         );
       },
-      `status ${JSON.stringify(expected)} of ${name} (last: ${JSON.stringify(last?.status)})`,
+      () => `status ${JSON.stringify(expected)} of ${name} (last: ${JSON.stringify(last?.status)})`,
       SLOW,
     );
     return must(last, 'SidecarSet');
@@ -778,6 +779,170 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
         [['logger', 'Always']],
       );
       assert.equal(pod.status?.phase, 'Succeeded');
+    });
+
+    /** `<namespace>-agent` in a new namespace: one sidecar, maxUnavailable 1, recreation on. */
+    async function recreatingSidecarSet(
+      namespace: string,
+      env: Record<string, string>,
+      annotations: Record<string, string> = {},
+    ): Promise<string> {
+      const name = `${namespace}-agent`;
+      await plane().createNamespace(namespace);
+      await createSidecarSet(
+        name,
+        namespace,
+        {
+          updateStrategy: { type: 'RollingUpdate', maxUnavailable: 1 },
+          containers: [sidecarContainer('agent', TEST_IMAGES.sidecarV1, env)],
+        },
+        { 'sidecarset.dev/recreate-pods': 'true', ...annotations },
+      );
+      return name;
+    }
+
+    it('an opted-in env change recreates pods through evictions; a PDB allowing no disruption stops it, with the reason', async () => {
+      const namespace = 'recreate';
+      const name = await recreatingSidecarSet(namespace, { MODE: 'a' });
+      const created = await createDeployment(namespace, 3);
+      await waitStatus(name, { matchedPods: 3, updatedPods: 3, updatedReadyPods: 3 });
+      const policy = plane().kubeConfig().makeApiClient(PolicyV1Api);
+      await policy.createNamespacedPodDisruptionBudget({
+        namespace,
+        body: {
+          metadata: { name: 'nginx' },
+          spec: { minAvailable: 3, selector: { matchLabels: { app: 'nginx' } } },
+        },
+      });
+      await eventually(
+        async () => {
+          const pdb = await policy.readNamespacedPodDisruptionBudget({ namespace, name: 'nginx' });
+          return pdb.status?.currentHealthy === 3 && pdb.status.disruptionsAllowed === 0;
+        },
+        'the disruption controller counts 3 healthy pods, allowing no disruption',
+        SLOW,
+      );
+      const agentMode = (pod: V1Pod) =>
+        pod.spec?.containers.find((c) => c.name === 'agent')?.env?.find((e) => e.name === 'MODE')
+          ?.value;
+
+      await replaceSidecarSet(custom, name, (spec) => {
+        const agent = must((spec['containers'] as Record<string, unknown>[])[0], 'agent');
+        agent['env'] = envList({ MODE: 'b' });
+      });
+      // Stopped by the budget: the reason on the pod, in an event and in the status.
+      let refused: V1Pod | undefined;
+      await eventually(
+        async () => {
+          refused = (await pods(namespace)).find(
+            (p) => p.metadata?.annotations?.['sidecarset.dev/eviction-refused'] !== undefined,
+          );
+          return refused !== undefined;
+        },
+        'a pod records the refused eviction',
+        SLOW,
+      );
+      const refusal = must(refused?.metadata?.annotations, 'annotations')[
+        'sidecarset.dev/eviction-refused'
+      ];
+      assert.match(refusal ?? '', /disruption budget/);
+      const events = await core.listNamespacedEvent({
+        namespace,
+        fieldSelector: `involvedObject.name=${nameOf(must(refused, 'pod'))},reason=EvictionRefused`,
+      });
+      assert.equal(events.items[0]?.type, 'Warning');
+      assert.match(
+        events.items[0].message ?? '',
+        /cannot be evicted to be recreated: .*disruption budget/,
+      );
+      await eventually(
+        async () =>
+          /cannot be evicted now: .*disruption budget/.test(
+            (await sidecarSet(name)).status?.conditions?.find((c) => c.type === 'Reconciling')
+              ?.message ?? '',
+          ),
+        'the Reconciling condition says why',
+        SLOW,
+      );
+      const status = await cli(['rollout', 'status', name]);
+      assert.match(status.out, /eviction refused.*disruption budget/);
+      const remaining = await pods(namespace);
+      assert.deepEqual(
+        remaining.map(uidOf).sort(),
+        created.map(uidOf).sort(),
+        'no pod was evicted while the budget allows none',
+      );
+
+      // Without the budget the controller paces the recreation itself.
+      const watch = await PodWatch.start(plane().kubeConfig(), namespace);
+      try {
+        await policy.deleteNamespacedPodDisruptionBudget({ namespace, name: 'nginx' });
+        await waitStatus(name, { matchedPods: 3, updatedPods: 3, updatedReadyPods: 3 });
+        const now = await pods(namespace);
+        assert.equal(now.length, 3);
+        for (const pod of now) {
+          assert.ok(!created.some((c) => uidOf(c) === uidOf(pod)), `${nameOf(pod)} is new`);
+          assert.equal(agentMode(pod), 'b', `${nameOf(pod)} has the new sidecar`);
+          assert.ok(isReady(pod), `${nameOf(pod)} Ready`);
+        }
+        assert.ok(watch.worstUnready <= 1, `${watch.worstUnready} pods not Ready at once`);
+      } finally {
+        watch.stop();
+      }
+      // One eviction a round (maxUnavailable 1): the SidecarSet's event, repeated three times.
+      const started = await core.listNamespacedEvent({
+        namespace: 'default',
+        fieldSelector: `involvedObject.name=${name},reason=RecreateStarted`,
+      });
+      assert.equal(started.items.length, 1);
+      assert.match(
+        started.items[0]?.message ?? '',
+        /^evicted 1 pod\(s\) so that their controllers recreate them/,
+      );
+      assert.equal(started.items[0]?.count, 3);
+    });
+
+    it('recreated pods whose new sidecar crash-loops pause the rollout; rollout undo recreates them back', async () => {
+      const namespace = 'recreate-gate';
+      const name = await recreatingSidecarSet(
+        namespace,
+        {},
+        {
+          'sidecarset.dev/progress-deadline-seconds': '10',
+          'sidecarset.dev/max-sidecar-restarts': '1',
+        },
+      );
+      const created = await createDeployment(namespace, 3);
+      await waitStatus(name, { matchedPods: 3, updatedReadyPods: 3 });
+      const original = new Set(created.map(uidOf));
+
+      await replaceSidecarSet(custom, name, (spec) => {
+        const agent = must((spec['containers'] as Record<string, unknown>[])[0], 'agent');
+        agent['env'] = envList({ TESTD_EXIT_AFTER: '1s' });
+      });
+      await eventually(
+        async () => (await rolloutPaused(name))?.status === 'True',
+        'RolloutPaused',
+        SLOW,
+      );
+      const paused = must(await rolloutPaused(name), 'RolloutPaused');
+      assert.equal(paused.reason, 'UnhealthyPods');
+      const recreated = (await pods(namespace)).filter((p) => !original.has(uidOf(p)));
+      assert.equal(recreated.length, 1, 'maxUnavailable 1: one pod recreated, then the pause');
+      const broken = must(recreated[0], 'recreated pod');
+      assert.ok(
+        paused.message?.includes(nameOf(broken)),
+        `the condition names the pod: ${paused.message ?? ''}`,
+      );
+      assert.equal((await pods(namespace)).filter((p) => original.has(uidOf(p))).length, 2);
+
+      const undo = await cli(['rollout', 'undo', name]);
+      assert.equal(undo.code, 0, undo.out);
+      await waitStatus(name, { matchedPods: 3, updatedPods: 3, updatedReadyPods: 3, readyPods: 3 });
+      const after = await pods(namespace);
+      assert.equal(after.filter((p) => original.has(uidOf(p))).length, 2, 'the others untouched');
+      assert.ok(!after.some((p) => uidOf(p) === uidOf(broken)), 'the broken pod recreated back');
+      assert.ok(after.every((p) => runsReady(p, 'agent', TEST_IMAGES.sidecarV1) && isReady(p)));
     });
   });
 

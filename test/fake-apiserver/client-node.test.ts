@@ -11,7 +11,7 @@ import {
 import type { V1Lease, V1Pod } from '@kubernetes/client-node';
 import { apiFailure, withServer } from './harness.js';
 import { isJsonObject } from './json.js';
-import { PODS, SIDECARSETS } from './resources.js';
+import { PODDISRUPTIONBUDGETS, PODS, SIDECARSETS } from './resources.js';
 import type { KubeObject } from './types.js';
 
 const SS = { group: 'apps.kruise.io', version: 'v1beta1', plural: 'sidecarsets' } as const;
@@ -447,6 +447,58 @@ describe('fake API server with @kubernetes/client-node', () => {
         spec: { containers: [] },
       });
       assert.equal(pod.metadata.namespace, 'default');
+    });
+  });
+
+  it('evicts a pod with createNamespacedPodEviction; a 429 carries the Status', async () => {
+    await withServer(async (server) => {
+      const core = server.kubeConfig().makeApiClient(CoreV1Api);
+      const created = await core.createNamespacedPod({ namespace: 'default', body: podBody('a') });
+      server.store.mutate(PODS, 'default', 'a', (pod) => {
+        pod['status'] = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] };
+      });
+      server.store.create(PODDISRUPTIONBUDGETS, 'default', {
+        metadata: { name: 'web' },
+        spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } },
+      });
+      server.store.mutate(PODDISRUPTIONBUDGETS, 'default', 'web', (pdb) => {
+        pdb['status'] = {
+          observedGeneration: 1,
+          disruptionsAllowed: 0,
+          desiredHealthy: 1,
+          currentHealthy: 1,
+        };
+      });
+      const eviction = (uid: string) => ({
+        name: 'a',
+        namespace: 'default',
+        body: {
+          apiVersion: 'policy/v1',
+          kind: 'Eviction',
+          metadata: { name: 'a', namespace: 'default' },
+          deleteOptions: { preconditions: { uid } },
+        },
+      });
+      const uid = created.metadata?.uid ?? '';
+      const refused = await apiFailure(core.createNamespacedPodEviction(eviction(uid)));
+      assert.equal(refused.code, 429);
+      assert.equal(
+        refused.status['message'],
+        "Cannot evict pod as it would violate the pod's disruption budget.",
+      );
+      const details = refused.status['details'];
+      assert.deepEqual(isJsonObject(details) ? details['causes'] : undefined, [
+        {
+          reason: 'DisruptionBudget',
+          message: 'The disruption budget web needs 1 healthy pods and has 1 currently',
+        },
+      ]);
+
+      server.store.delete(PODDISRUPTIONBUDGETS, 'default', 'web');
+      const stale = await apiFailure(core.createNamespacedPodEviction(eviction('other')));
+      assert.equal(stale.code, 409);
+      await core.createNamespacedPodEviction(eviction(uid));
+      assert.equal(server.store.get(PODS, 'default', 'a'), undefined, 'unscheduled: gone at once');
     });
   });
 });

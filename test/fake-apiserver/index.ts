@@ -38,6 +38,7 @@ export {
   EVENTS_V1,
   LEASES,
   NAMESPACES,
+  PODDISRUPTIONBUDGETS,
   PODS,
   SIDECARSETS,
   apiVersionOf,

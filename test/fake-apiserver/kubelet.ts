@@ -51,6 +51,8 @@ export class FakeKubelet {
   /** The next crash of a pod's crash-looping container: a future event, not a pending report. */
   private readonly crashes = new Map<string, () => void>();
   private readonly crashLoopBackoffSeconds: number | undefined;
+  /** Pods being deleted gracefully, removed when their grace period ends. */
+  private readonly removals = new Map<string, () => void>();
   private readonly idleSignal = new Signal<undefined>();
   private readonly unsubscribe: () => void;
   private writing = false;
@@ -103,9 +105,11 @@ export class FakeKubelet {
 
   stop(): void {
     this.unsubscribe();
-    for (const cancel of [...this.pending.values(), ...this.crashes.values()]) cancel();
+    const timers = [...this.pending.values(), ...this.crashes.values(), ...this.removals.values()];
+    for (const cancel of timers) cancel();
     this.pending.clear();
     this.crashes.clear();
+    this.removals.clear();
     this.idleSignal.emit(undefined);
   }
 
@@ -123,10 +127,33 @@ export class FakeKubelet {
       this.pending.delete(key);
       this.crashes.get(key)?.();
       this.crashes.delete(key);
+      this.removals.get(key)?.();
+      this.removals.delete(key);
       this.idleSignal.emit(undefined);
       return;
     }
+    if (event.object.metadata['deletionTimestamp'] !== undefined) this.removeLater(event.object);
     this.enqueue(event.object);
+  }
+
+  /**
+   * Ends a graceful deletion as the kubelet does once the containers have stopped: here, when the
+   * grace period (deletionGracePeriodSeconds) is over, unless someone deleted the pod before.
+   */
+  private removeLater(pod: KubeObject): void {
+    const key = podKey(pod);
+    if (this.removals.has(key)) return;
+    const grace = pod.metadata['deletionGracePeriodSeconds'];
+    const { namespace = '', name = '', uid } = pod.metadata;
+    const cancel = this.schedule(
+      () => {
+        this.removals.delete(key);
+        if (this.store.get(PODS, namespace, name)?.metadata.uid !== uid) return;
+        this.store.delete(PODS, namespace, name);
+      },
+      (typeof grace === 'number' ? grace : 0) * 1000,
+    );
+    this.removals.set(key, cancel);
   }
 
   private enqueue(pod: KubeObject): void {

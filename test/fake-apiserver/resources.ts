@@ -11,6 +11,8 @@ export interface ResourceDef extends ResourceRef {
   readonly statusSubresource: boolean;
   /** pods/resize: writes there change only the containers' resources. */
   readonly resizeSubresource?: boolean;
+  /** pods/eviction: POST an Eviction to delete the pod within its disruption budget (eviction.ts). */
+  readonly evictionSubresource?: boolean;
   /**
    * Served from a CustomResourceDefinition: list items keep apiVersion/kind, PUT requires
    * metadata.resourceVersion, and strategic merge patch is refused (415), as for real CRDs.
@@ -68,6 +70,11 @@ export const CONTROLLER_REVISIONS: ResourceRef = {
   group: 'apps',
   version: 'v1',
   resource: 'controllerrevisions',
+};
+export const PODDISRUPTIONBUDGETS: ResourceRef = {
+  group: 'policy',
+  version: 'v1',
+  resource: 'poddisruptionbudgets',
 };
 export const SIDECARSETS: ResourceRef = {
   group: 'apps.kruise.io',
@@ -128,6 +135,7 @@ export const DEFAULT_RESOURCES: readonly ResourceDef[] = [
     kind: 'Pod',
     statusSubresource: true,
     resizeSubresource: true,
+    evictionSubresource: true,
     fieldSelectors: [
       'spec.nodeName',
       'spec.restartPolicy',
@@ -169,6 +177,11 @@ export const DEFAULT_RESOURCES: readonly ResourceDef[] = [
   defineResource({ ...CONFIGMAPS, kind: 'ConfigMap' }),
   defineResource({ ...LEASES, kind: 'Lease' }),
   defineResource({ ...CONTROLLER_REVISIONS, kind: 'ControllerRevision' }),
+  defineResource({
+    ...PODDISRUPTIONBUDGETS,
+    kind: 'PodDisruptionBudget',
+    statusSubresource: true,
+  }),
   defineResource({
     ...SIDECARSETS,
     kind: 'SidecarSet',

@@ -57,10 +57,20 @@ function resourceList(
         verbs: ['get', 'patch', 'update'],
       };
       const resize: JsonObject = { ...status, name: `${r.resource}/resize` };
+      const eviction: JsonObject = {
+        name: `${r.resource}/eviction`,
+        singularName: '',
+        namespaced: r.namespaced,
+        group: 'policy',
+        version: 'v1',
+        kind: 'Eviction',
+        verbs: ['create'],
+      };
       return [
         main,
         ...(r.statusSubresource ? [status] : []),
         ...(r.resizeSubresource === true ? [resize] : []),
+        ...(r.evictionSubresource === true ? [eviction] : []),
       ];
     }),
   };
@@ -147,13 +157,16 @@ function resourceRoute(
   const [name, subresource] = tail;
   const served =
     (subresource === 'status' && resource.statusSubresource) ||
-    (subresource === 'resize' && resource.resizeSubresource === true);
+    (subresource === 'resize' && resource.resizeSubresource === true) ||
+    (subresource === 'eviction' && resource.evictionSubresource === true);
   if (subresource !== undefined && !served) return undefined;
   return { kind: 'resource', resource, namespace, name, subresource };
 }
 
 export function verbOf(method: string, route: ResourceRoute, watch: boolean): Verb | undefined {
   const item = route.name !== undefined;
+  // The eviction subresource serves only create (POST).
+  if (route.subresource === 'eviction') return method === 'POST' ? 'create' : undefined;
   switch (method) {
     case 'GET':
       if (item) return 'get';

@@ -12,6 +12,7 @@ import {
   unknownPath,
   unsupportedMediaType,
 } from './errors.js';
+import { evictPod } from './eviction.js';
 import { isJsonObject } from './json.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { FakeKubelet } from './kubelet.js';
@@ -340,6 +341,8 @@ class FakeApiServerImpl {
         return { status: 200, body: this.list(r, query) };
       case 'create':
         requireJson(info.contentType);
+        if (r.subresource === 'eviction')
+          return evictPod(this.store, r.namespace, name, body, dryRun);
         return { status: 201, body: this.store.create(def, r.namespace, body, { dryRun }) };
       case 'update':
         requireJson(info.contentType);

@@ -495,13 +495,11 @@ const OWNED: readonly (keyof ObjectMeta)[] = [
   'uid',
   'creationTimestamp',
   'generation',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
 ];
 /** A status write also keeps these (kubernetes pkg/registry/core/pod/strategy.go). */
-const STATUS_WRITE_OWNED: readonly (keyof ObjectMeta)[] = [
-  ...OWNED,
-  'deletionTimestamp',
-  'ownerReferences',
-];
+const STATUS_WRITE_OWNED: readonly (keyof ObjectMeta)[] = [...OWNED, 'ownerReferences'];
 
 /** The client's metadata, with the `owned` fields as they were. */
 function keepOwned(

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { EventCorrelator, correlationKey } from '../../src/k8s/event-correlator.js';
-import type { ObjectReference } from '../../src/controller/writer.js';
+import type { ObjectReference } from '../../src/controller/ports.js';
 
 const pod: ObjectReference = { kind: 'Pod', apiVersion: 'v1', name: 'web-0', namespace: 'ns' };
 

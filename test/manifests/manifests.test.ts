@@ -390,6 +390,7 @@ describe('RBAC', () => {
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['pods/resize'], verbs: ['patch'] },
+      { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
       {
         apiGroups: ['admissionregistration.k8s.io'],

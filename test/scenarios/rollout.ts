@@ -350,7 +350,7 @@ class Scenario {
           )
         );
       },
-      `status ${JSON.stringify(expected)} (last: ${JSON.stringify(last)})`,
+      () => `status ${JSON.stringify(expected)} (last: ${JSON.stringify(last)})`,
     );
   }
 

@@ -6,6 +6,7 @@ export function rolloutSummary(overrides: Partial<RolloutSummary> = {}): Rollout
   return {
     status: { matchedPods: 4, updatedPods: 1, updatedReadyPods: 1 },
     upgrade: [],
+    recreate: [],
     flip: [],
     notUpgradable: [],
     held: [],

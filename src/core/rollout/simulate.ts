@@ -29,6 +29,8 @@ export type SimulationEnd =
   | 'Complete'
   | 'Partition'
   | 'NotUpgradable'
+  /** Pods would be evicted to be recreated, which the simulation does not play. */
+  | 'Recreate'
   | 'Paused'
   | 'UnhealthyPods'
   | 'NotUpdate'
@@ -191,6 +193,12 @@ function describeEnd(plan: UpgradePlan, limited: boolean): { end: SimulationEnd;
   }
   if (plan.stopped === 'NotUpdate') {
     return { end: 'NotUpdate', message: 'updateStrategy.type is NotUpdate' };
+  }
+  if (plan.recreate.length > 0) {
+    return {
+      end: 'Recreate',
+      message: `${plan.recreate.length} pods would be evicted next, for their controllers to recreate them; the simulation plays in-place upgrades only`,
+    };
   }
   const partition = count(plan.held, 'Partition');
   if (partition > 0) {

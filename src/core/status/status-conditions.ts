@@ -45,6 +45,8 @@ export interface RolloutSummary {
   status: Pick<UpgradeStatus, 'matchedPods' | 'updatedPods' | 'updatedReadyPods'>;
   stopped?: StopReason | undefined;
   upgrade: readonly unknown[];
+  /** Pods to evict and recreate; `refused` says why the last eviction was refused. */
+  recreate: readonly { refused?: string | undefined }[];
   flip: readonly unknown[];
   notUpgradable: readonly unknown[];
   held: readonly { reason: HoldReason }[];
@@ -118,6 +120,7 @@ export function rolloutState(summary: RolloutSummary): RolloutState {
   const blocked = notUpgradable + patchErrors;
   const moving =
     summary.upgrade.length > 0 ||
+    summary.recreate.length > 0 ||
     summary.flip.length > 0 ||
     summary.budget.unavailable > 0 ||
     updatedReadyPods < updatedPods ||
@@ -130,7 +133,14 @@ export function rolloutState(summary: RolloutSummary): RolloutState {
     message: `rollout in progress: ${counts}${note}`,
   });
   if (moving) {
-    return progressing(blocked === 0 ? '' : `; ${blocked} pod(s) cannot be upgraded`);
+    const refused = summary.recreate.filter((r) => r.refused !== undefined);
+    const notes = [
+      blocked === 0 ? '' : `; ${blocked} pod(s) cannot be upgraded`,
+      refused.length === 0
+        ? ''
+        : `; ${refused.length} pod(s) cannot be evicted now: ${refused[0]?.refused ?? ''}`,
+    ];
+    return progressing(notes.join(''));
   }
   if (notUpgradable > 0) {
     return stalled(

@@ -4,6 +4,7 @@ import { hashWithoutImageResources } from '../api/hash.js';
 import type { JsonObject } from '../encoding/json.js';
 import { compareStrings } from '../encoding/json.js';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../api/sidecarset-types.js';
+import { recreatesPods } from './recreation.js';
 
 export interface HotSlot {
   name: string;
@@ -35,6 +36,8 @@ export interface SidecarSetContext {
   /** metadata.resourceVersion: hot-upgrade slots record the version they run (util_hotupgrade.go). */
   resourceVersion: string;
   strategy: SidecarSetUpdateStrategy;
+  /** Pods that cannot change in place are evicted to be recreated (core/upgrade/recreation.ts). */
+  recreatePods: boolean;
 }
 
 export function sidecarSetContext(sidecarSet: SidecarSet): SidecarSetContext {
@@ -71,5 +74,6 @@ export function sidecarSetContext(sidecarSet: SidecarSet): SidecarSetContext {
     latestRevision: sidecarSet.status?.latestRevision ?? '',
     resourceVersion: sidecarSet.metadata.resourceVersion ?? '',
     strategy: spec.updateStrategy ?? {},
+    recreatePods: recreatesPods(sidecarSet),
   };
 }

@@ -11,7 +11,7 @@ import type { SidecarSetContext } from './context.js';
 import { imagesEqual } from './image.js';
 import { containerStatus, podContainer } from './pod-containers.js';
 import { pendingResize, resourcesApplied } from './resources.js';
-import { refusedResize } from './resize-refusal.js';
+import { RESIZE_REFUSED, recordedRefusal } from './refusals.js';
 import {
   hasReadyCondition,
   hotSlots,
@@ -63,17 +63,20 @@ export function judgePod(
   now: Date,
 ): PodHealth | undefined {
   if (!isActivePod(pod)) return undefined;
-  const refused = refusedResize(pod, ctx.name, ctx.hash);
+  const refused = recordedRefusal(pod, RESIZE_REFUSED, ctx.name, ctx.hash);
   if (refused !== undefined) {
     const message = `the API server refused the resize: ${refused.message}`;
     return { state: 'Failed', upgradedAt: now, failure: 'ResizeRefused', message };
   }
   if (!isUpdated(ctx, pod)) return undefined;
-  const raw = pod.metadata.annotations?.[UPGRADE_BASELINE];
-  if (raw === undefined) return undefined;
-  const baseline = readUpgradeBaselines(raw)[ctx.name];
-  if (baseline?.hash !== ctx.hash) return undefined;
-  return judgeUpgraded(ctx, pod, baseline, settings, now);
+  const baseline = readUpgradeBaselines(pod.metadata.annotations?.[UPGRADE_BASELINE])[ctx.name];
+  if (baseline?.hash === ctx.hash) return judgeUpgraded(ctx, pod, baseline, settings, now);
+  // With recreation on, pods injected at this version (recreated, or new) are judged from their
+  // creation: they must become Ready (docs/adr/0024-recreation-through-evictions.md).
+  const created = pod.metadata.creationTimestamp;
+  if (!ctx.recreatePods || typeof created !== 'string') return undefined;
+  const injected = { hash: ctx.hash, upgradedAt: created, podReady: true, restarts: {} };
+  return judgeUpgraded(ctx, pod, injected, settings, now);
 }
 
 function judgeUpgraded(

@@ -22,18 +22,21 @@ import {
   isInjectedBy,
   isReady,
   isStateConsistent,
+  isTerminating,
   isUpdated,
   isUpgradedInPlace,
   podRef,
   upgradability,
 } from './pod-state.js';
-import { refusedResize } from './resize-refusal.js';
+import { podController, whyNotRecreated } from './recreation.js';
+import { EVICTION_REFUSED, RESIZE_REFUSED, recordedRefusal } from './refusals.js';
 import { scatterCandidates } from './scatter.js';
 import type {
   ExcludedPod,
   HeldPod,
   HoldReason,
   PlanOptions,
+  PodRecreate,
   PodRef,
   UpgradePlan,
   UpgradeStatus,
@@ -52,8 +55,10 @@ interface MatchedPod {
   ready: boolean;
   /** This SidecarSet wrote a sidecar image in place, for this revision or an earlier one. */
   upgradedInPlace: boolean;
-  /** The API server refused to resize the pod to this version (core/upgrade/resize-refusal.ts). */
+  /** The API server refused to resize the pod to this version (core/upgrade/refusals.ts). */
   resizeRefused: boolean;
+  /** Not upgradable in place, recreated instead: why (core/upgrade/recreation.ts). */
+  recreate?: string;
 }
 
 const MESSAGES: Record<
@@ -80,11 +85,13 @@ export function planUpgrade(
   const { matched, excluded } = readPods(ctx, pods);
   // 2. The status, as calculateStatus computes it before the round.
   const status = statusOf(sidecarSet, matched);
-  const unavailable = matched.filter(unavailableByUs).length;
+  const recreating = excluded.filter((e) => e.reason === 'Recreating').length;
+  const unavailable = matched.filter(unavailableByUs).length + recreating;
   const plan: UpgradePlan = {
     sidecarSet: ctx.name,
     hash: ctx.hash,
     upgrade: [],
+    recreate: [],
     flip: [],
     notUpgradable: [],
     held: [],
@@ -123,7 +130,8 @@ export function planUpgrade(
   if (plan.health.pause) {
     return { ...plan, held: holdAll('UnhealthyPods'), stopped: 'UnhealthyPods' };
   }
-  // 7. The candidates: outdated, selected, only images changed, no in-place update in flight.
+  // 7. The candidates: outdated, selected, only images (or resources) changed, no in-place update
+  // in flight; with recreation on, also pods that cannot change in place and have a controller.
   const candidates: MatchedPod[] = [];
   /** Outdated pods that wait for something other than their turn. */
   const waiting: HeldPod[] = [];
@@ -142,7 +150,13 @@ export function planUpgrade(
     if (upgradable.state === 'inFlight') waiting.push(hold(m, 'UpgradeInFlight'));
     else if (upgradable.state === 'notUpgradable') {
       const { message } = upgradable;
-      plan.notUpgradable.push({ pod: m.ref, reason: 'UpdateImmutableField', message });
+      const notRecreated = ctx.recreatePods ? whyNotRecreated(m.pod) : '';
+      if (notRecreated === undefined) {
+        candidates.push({ ...m, recreate: message });
+        continue;
+      }
+      const why = notRecreated === '' ? message : `${message}; ${notRecreated}`;
+      plan.notUpgradable.push({ pod: m.ref, reason: 'UpdateImmutableField', message: why });
     } else candidates.push(m);
   }
   // 8. Ordered: priorityStrategy, then the default order, ties by namespace/name.
@@ -169,6 +183,8 @@ export function planUpgrade(
     } else if (k >= take) {
       const message = `${budget.maxUnavailable} pods may be unavailable at once and the budget is spent`;
       plan.held.push({ pod: m.ref, reason: 'MaxUnavailable', message });
+    } else if (m.recreate !== undefined) {
+      plan.recreate.push(recreation(ctx, m, m.recreate));
     } else {
       try {
         plan.upgrade.push(
@@ -185,7 +201,11 @@ export function planUpgrade(
   return plan;
 }
 
-/** Every given pod once: matched (in namespace/name order) or excluded, with the reason. */
+/**
+ * Every given pod once: matched (in namespace/name order) or excluded, with the reason. With
+ * recreation on, pods on an older version being deleted are Recreating: evicted, most likely,
+ * and their replacements not ready yet (or not even created), so they use the budget.
+ */
 function readPods(
   ctx: SidecarSetContext,
   pods: readonly Readonly<Pod>[],
@@ -194,7 +214,10 @@ function readPods(
   const excluded: ExcludedPod[] = [];
   for (const pod of pods) {
     const ref = podRef(pod);
-    if (!isActivePod(pod)) {
+    if (ctx.recreatePods && isTerminating(pod) && isInjectedBy(ctx, pod) && !isUpdated(ctx, pod)) {
+      const message = 'being deleted on an older version: its controller recreates it';
+      excluded.push({ pod: ref, reason: 'Recreating', message });
+    } else if (!isActivePod(pod)) {
       excluded.push({
         pod: ref,
         reason: 'Inactive',
@@ -216,13 +239,20 @@ function readPods(
         ready,
         available: ready && isStateConsistent(ctx, pod),
         upgradedInPlace: isUpgradedInPlace(ctx, pod),
-        resizeRefused: refusedResize(pod, ctx.name, ctx.hash) !== undefined,
+        resizeRefused: recordedRefusal(pod, RESIZE_REFUSED, ctx.name, ctx.hash) !== undefined,
       });
     }
   }
   matched.sort((a, b) => byName(a.ref, b.ref));
   excluded.sort((a, b) => byName(a.pod, b.pod));
   return { matched, excluded };
+}
+
+function recreation(ctx: SidecarSetContext, m: MatchedPod, message: string): PodRecreate {
+  const recreate: PodRecreate = { pod: m.ref, message, controller: podController(m.pod) ?? '' };
+  const refused = recordedRefusal(m.pod, EVICTION_REFUSED, ctx.name, ctx.hash);
+  if (refused !== undefined) recreate.refused = refused.message;
+  return recreate;
 }
 
 function byName(a: PodRef, b: PodRef): number {

@@ -38,6 +38,12 @@ export function isActivePod(pod: Readonly<Pod>): boolean {
   return phase !== 'Succeeded' && phase !== 'Failed' && !isDeleting(pod);
 }
 
+/** Being deleted before it finished: its replacement, if any, is on the way. */
+export function isTerminating(pod: Readonly<Pod>): boolean {
+  const phase = pod.status?.phase;
+  return phase !== 'Succeeded' && phase !== 'Failed' && isDeleting(pod);
+}
+
 function isDeleting(pod: Readonly<Pod>): boolean {
   const ts = pod.metadata.deletionTimestamp;
   return ts !== undefined && ts !== null && ts !== '';

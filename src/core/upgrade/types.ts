@@ -42,7 +42,13 @@ export interface NotUpgradablePod {
   message: string;
 }
 
-export const EXCLUDE_REASONS = ['Inactive', 'NotInjected', 'MissingSidecar'] as const;
+export const EXCLUDE_REASONS = [
+  'Inactive',
+  /** With recreation on: on an older version and being deleted (evicted); it uses the budget. */
+  'Recreating',
+  'NotInjected',
+  'MissingSidecar',
+] as const;
 export type ExcludeReason = (typeof EXCLUDE_REASONS)[number];
 
 /** A pod given to the planner that is not one of the SidecarSet's matched pods. */
@@ -71,6 +77,20 @@ export interface PodUpgrade {
 }
 
 /**
+ * A pod whose sidecars cannot change in place, evicted so that its controller recreates it with
+ * the new sidecar (core/upgrade/recreation.ts).
+ */
+export interface PodRecreate {
+  pod: PodRef;
+  /** Why not in place. */
+  message: string;
+  /** The pod's controller, kind/name. */
+  controller: string;
+  /** Why the API server refused the last eviction for this version, if it did (a PDB). */
+  refused?: string;
+}
+
+/**
  * The flip after a hot upgrade: the old slot back on the empty image. The hash annotation
  * does not change; the in-place-update state records the flipped slot.
  */
@@ -93,12 +113,13 @@ export interface BudgetSummary {
   maxUnavailable: number;
   /**
    * Pods unavailable because of the controller before this round: updated, or upgraded in place
-   * to an earlier revision, and not consistent or not ready.
+   * to an earlier revision, and not consistent or not ready; with recreation on, also pods on
+   * an older version that are being deleted (evicted, not yet replaced).
    */
   unavailable: number;
   /** The same after this round's upgrades start (not-ready pods taken add nothing). */
   unavailableAfter: number;
-  /** Pods that could be upgraded in place now, before partition and budget. */
+  /** Pods that could be upgraded in place (or recreated) now, before partition and budget. */
   candidates: number;
   /** Candidates left once the partition is applied. */
   eligible: number;
@@ -113,6 +134,8 @@ export interface UpgradePlan {
   hash: string;
   /** This round's pods, in upgrade order. */
   upgrade: PodUpgrade[];
+  /** This round's pods to evict and recreate, in order (with recreation on). */
+  recreate: PodRecreate[];
   /** Hot upgrades finished and flipped this round, in namespace/name order (nothing else then). */
   flip: PodFlip[];
   notUpgradable: NotUpgradablePod[];

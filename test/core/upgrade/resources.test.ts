@@ -7,53 +7,17 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { withHashes } from '../../../src/core/api/hash.js';
-import { injectPod } from '../../../src/core/inject/inject.js';
-import type { Container, ContainerStatus, Pod } from '../../../src/core/api/k8s-types.js';
+import type { Container, Pod } from '../../../src/core/api/k8s-types.js';
 import type { StoredRevision } from '../../../src/core/revisions/history.js';
 import { revisionData } from '../../../src/core/revisions/history.js';
-import type {
-  SidecarSet,
-  SidecarSetUpdateStrategy,
-} from '../../../src/core/api/sidecarset-types.js';
+import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import { resizableVersions } from '../../../src/core/upgrade/resources.js';
 import type { PlanOptions, PodUpgrade } from '../../../src/core/upgrade/types.js';
-import { revisionLookup } from '../../../src/k8s/revisions.js';
+import { injected, now, sidecarSet } from '../../support/injected-pods.js';
 
-const now = new Date('2026-07-02T10:00:00Z');
 const later = new Date('2026-07-02T10:30:00Z');
-
-interface Version {
-  image?: string;
-  cpu?: string;
-  memory?: string;
-  env?: string;
-  native?: boolean;
-  strategy?: SidecarSetUpdateStrategy;
-  annotations?: Record<string, string>;
-}
-
-function sidecarSet(v: Version = {}): SidecarSet {
-  const proxy: Container = {
-    name: 'proxy',
-    image: v.image ?? 'proxy:1',
-    resources: { limits: { cpu: v.cpu ?? '100m', memory: v.memory ?? '64Mi' } },
-    env: [{ name: 'MODE', value: v.env ?? 'a' }],
-  };
-  const spec: SidecarSet['spec'] = {
-    selector: { matchLabels: { app: 'web' } },
-    updateStrategy: { type: 'RollingUpdate', maxUnavailable: 2, ...v.strategy },
-  };
-  if (v.native === true) spec.initContainers = [{ ...proxy, restartPolicy: 'Always' }];
-  else spec.containers = [proxy];
-  return withHashes({
-    apiVersion: 'apps.kruise.io/v1beta1',
-    kind: 'SidecarSet',
-    metadata: { name: 'proxy-set', generation: 2, annotations: v.annotations ?? {} },
-    spec,
-  });
-}
 
 /** `ss` with its first sidecar's resources replaced, hashed again. */
 function withResources(ss: SidecarSet, resources: Container['resources']): SidecarSet {
@@ -62,45 +26,6 @@ function withResources(ss: SidecarSet, resources: Container['resources']): Sidec
   const proxy = edited.spec.containers?.[0];
   if (proxy !== undefined && resources !== undefined) proxy.resources = resources;
   return withHashes(edited);
-}
-
-/** Requests default to limits, as the API server stores them. */
-function stored(c: Container): Container {
-  const limits = (c.resources?.['limits'] ?? {}) as Record<string, string>;
-  return { ...c, resources: { limits, requests: { ...limits } } };
-}
-
-/** A pod injected with `ss`, running and ready, its statuses as a kubelet reports them. */
-function injected(i: number, ss: SidecarSet, labels: Record<string, string> = {}): Pod {
-  const pod: Pod = {
-    metadata: {
-      name: `web-${i}`,
-      namespace: 'default',
-      uid: `uid-${i}`,
-      labels: { app: 'web', ...labels },
-      creationTimestamp: '2026-07-01T00:00:00Z',
-    },
-    spec: { containers: [{ name: 'app', image: 'app:1' }], nodeName: 'node-1' },
-  };
-  const out = injectPod(pod, [ss], { now, revisions: revisionLookup([]), random: () => 0 }).pod;
-  out.spec.containers = out.spec.containers.map(stored);
-  if (out.spec.initContainers !== undefined)
-    out.spec.initContainers = out.spec.initContainers.map(stored);
-  const status = (c: Container): ContainerStatus => ({
-    name: c.name,
-    image: c.image ?? '',
-    imageID: `sha256:${c.image ?? ''}`,
-    ready: true,
-    restartCount: 0,
-    resources: c.resources,
-  });
-  out.status = {
-    phase: 'Running',
-    conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-07-01T00:01:00Z' }],
-    containerStatuses: out.spec.containers.map(status),
-    ...(out.spec.initContainers && { initContainerStatuses: out.spec.initContainers.map(status) }),
-  };
-  return out;
 }
 
 /** What the controller passes: the versions its ControllerRevisions record. */

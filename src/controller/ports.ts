@@ -1,9 +1,20 @@
 /**
- * What the controller writes to the cluster, as an interface: the Kubernetes implementation is in
- * src/k8s/kube-writer.ts, a dry-run one below. Reconcile logic depends only on this.
+ * The controller's ports, in one place: what a round reads (ControllerView, the caches), what it
+ * writes (ClusterWriter: src/k8s/kube-writer.ts, or the dry-run writer below) and what it tells
+ * (RoundObserver: the metrics). Reconcile logic depends only on these.
  */
 import type { Pod, PodCondition } from '../core/api/k8s-types.js';
-import type { SidecarSetStatus } from '../core/api/sidecarset-types.js';
+import type { NamespaceLabels } from '../core/matching/match.js';
+import type { SidecarSet, SidecarSetStatus } from '../core/api/sidecarset-types.js';
+import type { UpgradeStatus } from '../core/upgrade/types.js';
+
+/** What a round reads: the controller's caches, as plain values. */
+export interface ControllerView {
+  sidecarSet(name: string): SidecarSet | undefined;
+  /** Cached (slim) pods whose kruise.io/sidecarset-injected-list names this SidecarSet. */
+  podsInjectedBy(name: string): readonly Pod[];
+  namespaces: NamespaceLabels;
+}
 
 export interface ObjectReference {
   kind: 'Pod' | 'SidecarSet';
@@ -28,6 +39,14 @@ export class ResizeRefusedError extends Error {
   override name = 'ResizeRefusedError';
 }
 
+/**
+ * Thrown by a writer when the API server refuses an eviction because of a PodDisruptionBudget
+ * (HTTP 429): try again later.
+ */
+export class EvictionRefusedError extends Error {
+  override name = 'EvictionRefusedError';
+}
+
 export interface ClusterWriter {
   /** The full, current pod from the API server (not the cache); undefined when it is gone. */
   getPod(namespace: string, name: string): Promise<Pod | undefined>;
@@ -40,11 +59,26 @@ export interface ClusterWriter {
   canResizePods(): Promise<boolean>;
   /** A strategic merge patch of the pod's resources through the pods/resize subresource. */
   resizePod(namespace: string, name: string, patch: Record<string, unknown>): Promise<void>;
+  /**
+   * Evicts the pod through the Eviction API (policy/v1), only if it still has this uid. Resolves
+   * false when there was nothing to evict (gone, or another pod under the name).
+   */
+  evictPod(namespace: string, name: string, uid: string | undefined): Promise<boolean>;
   /** Sets pod status conditions (merged by type). */
   setPodConditions(namespace: string, name: string, conditions: PodCondition[]): Promise<void>;
   /** Writes the SidecarSet's status through the status subresource. */
   writeSidecarSetStatus(name: string, status: SidecarSetStatus): Promise<void>;
   event(about: ObjectReference, type: EventType, reason: string, message: string): Promise<void>;
+}
+
+/** What rounds tell the outside (the metrics). */
+export interface RoundObserver {
+  /** The status a round computed for a SidecarSet; undefined once the SidecarSet is gone. */
+  status?(sidecarSet: string, status: UpgradeStatus | undefined): void;
+  /** Pods written in a round (in a dry run: that would have been): upgrades, hot-upgrade flips, evictions. */
+  podsWritten?(kind: 'upgrade' | 'flip' | 'evict', count: number): void;
+  /** Whether failed pods paused the SidecarSet's rollout; undefined once the SidecarSet is gone. */
+  rolloutPaused?(sidecarSet: string, paused: boolean | undefined): void;
 }
 
 /** Reads for real and writes nothing: what `--dry-run` runs with. Events are not sent either. */
@@ -62,6 +96,10 @@ export function dryRunWriter(
     resizePod: (namespace, name, patch) => {
       log('dry run: would resize pod', { namespace, name, patch });
       return Promise.resolve();
+    },
+    evictPod: (namespace, name, uid) => {
+      log('dry run: would evict pod', { namespace, name, uid });
+      return Promise.resolve(true);
     },
     setPodConditions: (namespace, name, conditions) => {
       log('dry run: would set pod conditions', { namespace, name, conditions });

@@ -1,0 +1,40 @@
+/**
+ * Recreation through evictions (ours; docs/adr/0024-recreation-through-evictions.md): with the
+ * SidecarSet annotation sidecarset.dev/recreate-pods: "true", a pod whose sidecars cannot change in
+ * place (env, command, volume mounts…) is evicted instead of left on its old sidecar, at the pace
+ * of the update strategy, when a controller recreates it; the webhook injects the new sidecar into
+ * the replacement. Evictions honour PodDisruptionBudgets.
+ */
+import type { Pod } from '../api/k8s-types.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
+
+export const RECREATE_PODS = 'sidecarset.dev/recreate-pods';
+
+/** Off unless the annotation says exactly "true". */
+export function recreatesPods(sidecarSet: SidecarSet): boolean {
+  return sidecarSet.metadata.annotations?.[RECREATE_PODS] === 'true';
+}
+
+/**
+ * Why the pod is not evicted to be recreated, or undefined when it may be: nothing recreates a pod
+ * without a controller, and evicting a run-to-completion pod (a Job's) would fail its work.
+ */
+export function whyNotRecreated(pod: Readonly<Pod>): string | undefined {
+  if (podController(pod) === undefined) return 'no controller recreates the pod';
+  const policy = pod.spec.restartPolicy;
+  if (policy === 'Never' || policy === 'OnFailure') {
+    return `a run-to-completion pod (restartPolicy ${policy}) is not evicted`;
+  }
+  return undefined;
+}
+
+/** The pod's managing controller (the ownerReference with controller: true), kind/name. */
+export function podController(pod: Readonly<Pod>): string | undefined {
+  for (const owner of pod.metadata.ownerReferences ?? []) {
+    const { kind, name } = owner;
+    if (owner['controller'] === true && typeof kind === 'string' && typeof name === 'string') {
+      return `${kind}/${name}`;
+    }
+  }
+  return undefined;
+}
