@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { makeSnapshot } from '../src/cache/snapshot.js';
 import { decidePod } from '../src/core/admission/pod-webhook.js';
 import { parseAdmissionReview, reviewResponse } from '../src/core/admission/review.js';
-import { ANY_NAMESPACE } from '../src/core/match.js';
+import { ANY_NAMESPACE } from '../src/core/matching/match.js';
 import { loadSidecarSets } from '../src/io/loaders.js';
 import { EXAMPLES, REALISTIC_REVIEW, writeSidecarSets } from './admission-fixtures.js';
 

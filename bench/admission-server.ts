@@ -16,8 +16,8 @@ import jsonPatch from 'fast-json-patch';
 import { fastify } from 'fastify';
 
 import { startServe } from '../src/cli/serve.js';
-import { isPlainObject } from '../src/core/json.js';
-import type { Container, Pod, Volume } from '../src/core/k8s-types.js';
+import { isPlainObject } from '../src/core/encoding/json.js';
+import type { Container, Pod, Volume } from '../src/core/api/k8s-types.js';
 import { BODY_LIMIT, secureContextOptions } from '../src/server/http-server.js';
 import { ensureDevCertificates, readTlsPair } from '../src/server/tls.js';
 

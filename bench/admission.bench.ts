@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 
 import jsonPatch from 'fast-json-patch';
 
-import type { Pod } from '../src/core/k8s-types.js';
+import type { Pod } from '../src/core/api/k8s-types.js';
 import { ensureDevCertificates } from '../src/server/tls.js';
 import { EXAMPLES, REALISTIC_REVIEW, writeSidecarSets } from './admission-fixtures.js';
 import type { ChildMessage, ParentMessage } from './admission-server.js';

@@ -27,9 +27,9 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { injectPod } from '../src/core/inject/inject.js';
-import type { Pod } from '../src/core/k8s-types.js';
-import { withHashes } from '../src/core/hash.js';
-import type { SidecarSet } from '../src/core/sidecarset-types.js';
+import type { Pod } from '../src/core/api/k8s-types.js';
+import { withHashes } from '../src/core/api/hash.js';
+import type { SidecarSet } from '../src/core/api/sidecarset-types.js';
 import type { JsonObject } from '../test/fake-apiserver/index.js';
 import { PODS, SIDECARSETS, startFakeApiServer } from '../test/fake-apiserver/index.js';
 import { nginxPod } from '../test/controller/cluster.js';

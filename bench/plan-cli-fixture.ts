@@ -7,8 +7,8 @@ import { writeFile } from 'node:fs/promises';
 
 import { stringify } from 'yaml';
 
-import { withHashes } from '../src/core/hash.js';
-import type { SidecarSet } from '../src/core/sidecarset-types.js';
+import { withHashes } from '../src/core/api/hash.js';
+import type { SidecarSet } from '../src/core/api/sidecarset-types.js';
 import { readManifests } from '../src/io/documents.js';
 import { grayReleasePods } from '../test/fixtures/plan/gray-release-pods.js';
 import { realisticPod } from '../test/fixtures/plan/realistic-pods.js';

@@ -6,7 +6,7 @@
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
-import type { Pod } from '../src/core/k8s-types.js';
+import type { Pod } from '../src/core/api/k8s-types.js';
 import { planUpgrade } from '../src/core/upgrade/plan.js';
 import { upgradePod, upgradeSidecarSet } from '../test/support/upgrade-pods.js';
 

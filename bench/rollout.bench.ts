@@ -43,12 +43,12 @@ import {
   SIDECARSET_HASH,
   SIDECARSET_HASH_WITHOUT_IMAGE,
   SIDECARSET_INJECTED_LIST,
-} from '../src/core/annotations.js';
+} from '../src/core/api/annotations.js';
 import { injectPod } from '../src/core/inject/inject.js';
 import { scaleMaxUnavailable } from '../src/core/upgrade/intstr.js';
-import type { Pod } from '../src/core/k8s-types.js';
-import { withHashes } from '../src/core/hash.js';
-import type { SidecarSet } from '../src/core/sidecarset-types.js';
+import type { Pod } from '../src/core/api/k8s-types.js';
+import { withHashes } from '../src/core/api/hash.js';
+import type { SidecarSet } from '../src/core/api/sidecarset-types.js';
 import { shareKeepAliveAgent } from '../src/k8s/keep-alive.js';
 import { approximateBytes, slimPod } from '../src/k8s/slim-pod.js';
 import type {

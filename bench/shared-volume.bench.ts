@@ -7,7 +7,7 @@
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
-import type { SidecarSet } from '../src/core/sidecarset-types.js';
+import type { SidecarSet } from '../src/core/api/sidecarset-types.js';
 import { validateCrossSidecarSetConflicts } from '../src/core/validation/sidecarset-conflicts.js';
 import { makeSidecarSet, sidecar } from '../test/support/factories.js';
 import { simpleCrossSidecarSetConflicts } from '../test/support/simple-conflicts.js';

@@ -15,7 +15,7 @@
  */
 import { run } from '@bufbuild/cel';
 
-import { matchSidecarSet, minimalNamespaceLabels } from '../src/core/match.js';
+import { matchSidecarSet, minimalNamespaceLabels } from '../src/core/matching/match.js';
 import { scopeMatchConditions, webhookScopes } from '../src/core/scope/cel.js';
 import type { WebhookScope } from '../src/core/scope/webhook-scope.js';
 import {
@@ -23,8 +23,8 @@ import {
   podInWebhookScope,
   webhookScopeLevels,
 } from '../src/core/scope/webhook-scope.js';
-import type { Labels } from '../src/core/selector.js';
-import type { SidecarSet, SidecarSetSpec } from '../src/core/sidecarset-types.js';
+import type { Labels } from '../src/core/matching/selector.js';
+import type { SidecarSet, SidecarSetSpec } from '../src/core/api/sidecarset-types.js';
 
 interface GeneratedPod {
   namespace: string;

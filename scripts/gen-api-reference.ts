@@ -12,8 +12,8 @@
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import type { Schema } from './gen-crd.js';
-import type { SidecarSetApiVersion } from '../src/core/sidecarset-types.js';
-import { V1ALPHA1, V1BETA1 } from '../src/core/sidecarset-types.js';
+import type { SidecarSetApiVersion } from '../src/core/api/sidecarset-types.js';
+import { V1ALPHA1, V1BETA1 } from '../src/core/api/sidecarset-types.js';
 import { SIDECARSET_SCHEMA, SIDECARSET_SCHEMAS } from '../src/core/validation/sidecarset-schema.js';
 import { sidecarSetOpenApiSchema, writeGenerated } from './gen-crd.js';
 

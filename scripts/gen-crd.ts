@@ -22,9 +22,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import { Document } from 'yaml';
-import { INSTALLATION } from '../src/core/installation-names.js';
-import type { SidecarSetApiVersion } from '../src/core/sidecarset-types.js';
-import { V1ALPHA1, V1BETA1 } from '../src/core/sidecarset-types.js';
+import { INSTALLATION } from '../src/core/api/installation-names.js';
+import type { SidecarSetApiVersion } from '../src/core/api/sidecarset-types.js';
+import { V1ALPHA1, V1BETA1 } from '../src/core/api/sidecarset-types.js';
 import { SIDECARSET_SCHEMAS } from '../src/core/validation/sidecarset-schema.js';
 
 export type Schema = { readonly [key: string]: unknown };

@@ -1,5 +1,5 @@
 -- Argo CD health check for apps.kruise.io/SidecarSet (docs/gitops.md).
--- It reads the kstatus conditions the controller writes (src/core/status-conditions.ts):
+-- It reads the kstatus conditions the controller writes (src/core/status/status-conditions.ts):
 --   Stalled=True -> Degraded, Reconciling=True -> Progressing, Ready=True -> Healthy,
 --   Ready=False with reason Paused (updateStrategy.paused) -> Suspended.
 -- Conditions written for an older generation do not count: until the controller has seen the

@@ -9,7 +9,7 @@
  */
 import type { Logger } from 'pino';
 
-import { ANY_NAMESPACE } from '../core/match.js';
+import { ANY_NAMESPACE } from '../core/matching/match.js';
 import type { LoadedFiles } from './load-files.js';
 import type { Snapshot, SnapshotSource } from './snapshot.js';
 import { makeSnapshot } from './snapshot.js';

@@ -4,8 +4,8 @@
  * the whole read, so that a reload never half-applies.
  */
 import { SidecarSetError } from '../core/errors.js';
-import type { Labels } from '../core/selector.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
+import type { Labels } from '../core/matching/selector.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import { describeProblems, loadNamespaces, loadSidecarSets } from '../io/loaders.js';
 import { declaresNoSidecarSets } from './explicitly-empty.js';
 

@@ -3,11 +3,11 @@
  * request; whoever keeps the cache (files or a cluster) swaps in a new snapshot on change.
  */
 import type { RevisionLookup } from '../core/inject/revision.js';
-import type { NamespaceLabels } from '../core/match.js';
-import type { InjectionSnapshot } from '../core/pod-mutation.js';
-import type { SidecarSetIndex } from '../core/sidecarset-index.js';
-import { buildSidecarSetIndex } from '../core/sidecarset-index.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
+import type { NamespaceLabels } from '../core/matching/match.js';
+import type { InjectionSnapshot } from '../core/mutation/pod-mutation.js';
+import type { SidecarSetIndex } from '../core/matching/sidecarset-index.js';
+import { buildSidecarSetIndex } from '../core/matching/sidecarset-index.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
 
 export interface Snapshot extends InjectionSnapshot {
   readonly sidecarSets: SidecarSetIndex;

@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 
 import { InvalidArgumentError } from 'commander';
 
-import { INSTALLATION } from '../core/installation-names.js';
+import { INSTALLATION } from '../core/api/installation-names.js';
 import { parseWebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
 import type { WebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
 import { BODY_LIMIT } from '../server/http-server.js';
@@ -93,6 +93,12 @@ export function parseBool(value: string): boolean {
 export function parsePositive(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+export function parseNonNegative(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected an integer ≥ 0');
   return n;
 }
 

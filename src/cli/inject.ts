@@ -2,11 +2,11 @@
 import { stringify } from 'yaml';
 
 import type { JobSidecarMode } from '../core/inject/job-sidecars.js';
-import { ANY_NAMESPACE, podNamespace } from '../core/match.js';
-import type { InjectionSnapshot } from '../core/pod-mutation.js';
-import { mutatePod } from '../core/pod-mutation.js';
-import { buildSidecarSetIndex, explainMatches } from '../core/sidecarset-index.js';
-import { podViewOf } from '../core/workload.js';
+import { ANY_NAMESPACE, podNamespace } from '../core/matching/match.js';
+import type { InjectionSnapshot } from '../core/mutation/pod-mutation.js';
+import { mutatePod } from '../core/mutation/pod-mutation.js';
+import { buildSidecarSetIndex, explainMatches } from '../core/matching/sidecarset-index.js';
+import { podViewOf } from '../core/mutation/workload.js';
 import { checkOneStdin, inputError, readManifests } from '../io/documents.js';
 import type { Io } from './io.js';
 import { loadNamespaces } from '../io/loaders.js';

@@ -1,9 +1,9 @@
 /** `sidecarset plan`: what the upgrade controller would do next, and optionally the whole rollout. */
-import type { NamespaceLabels } from '../core/match.js';
-import { ANY_NAMESPACE } from '../core/match.js';
-import { withHashes } from '../core/hash.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
-import type { Pod } from '../core/k8s-types.js';
+import type { NamespaceLabels } from '../core/matching/match.js';
+import { ANY_NAMESPACE } from '../core/matching/match.js';
+import { withHashes } from '../core/api/hash.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
+import type { Pod } from '../core/api/k8s-types.js';
 import { planUpgrade } from '../core/upgrade/plan.js';
 import { resizableVersions } from '../core/upgrade/resources.js';
 import { podKey } from '../core/upgrade/pod-state.js';

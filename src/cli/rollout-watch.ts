@@ -7,9 +7,9 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { pino } from 'pino';
 
-import type { Pod } from '../core/k8s-types.js';
-import { selectorString } from '../core/selector.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
+import type { Pod } from '../core/api/k8s-types.js';
+import { selectorString } from '../core/matching/selector.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import type { RolloutStatus } from '../core/rollout/rollout-status.js';
 import { rolloutStatus } from '../core/rollout/rollout-status.js';
 import type { CachedNamespace } from '../k8s/collections.js';

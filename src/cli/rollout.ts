@@ -7,7 +7,7 @@ import { RESUMED_AT } from '../core/upgrade/health-settings.js';
 import type { HistoryEntry } from '../core/revisions/rollback.js';
 import { planRollback, revisionHistory } from '../core/revisions/rollback.js';
 import { toSidecarSetRevision } from '../core/revisions/history.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import { podKey } from '../core/upgrade/pod-state.js';
 import type { RolloutStatus } from '../core/rollout/rollout-status.js';
 import { rolloutStatus } from '../core/rollout/rollout-status.js';

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import type { Logger } from 'pino';
 
 import { SidecarSetError } from '../core/errors.js';
-import { INSTALLATION } from '../core/installation-names.js';
+import { INSTALLATION } from '../core/api/installation-names.js';
 import type { JobSidecarMode } from '../core/inject/job-sidecars.js';
 import { createFilesSource } from '../cache/files-source.js';
 import type { SnapshotSource } from '../cache/snapshot.js';

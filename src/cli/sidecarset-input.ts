@@ -1,5 +1,5 @@
 /** --sidecarsets for every command: read, defaulted, hashed and checked as `validate` does. */
-import type { SidecarSet } from '../core/sidecarset-types.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import { describeProblems, loadSidecarSets } from '../io/loaders.js';
 import type { Io } from './io.js';
 

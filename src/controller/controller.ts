@@ -8,8 +8,8 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
 import type { FailingCache } from '../cache/snapshot.js';
-import type { Pod } from '../core/k8s-types.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
+import type { Pod } from '../core/api/k8s-types.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import type { CachedNamespace } from '../k8s/collections.js';
 import {
   NAMESPACES_PATH,

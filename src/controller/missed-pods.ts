@@ -10,12 +10,12 @@
  */
 import type { Logger } from 'pino';
 
-import type { Pod } from '../core/k8s-types.js';
-import type { NamespaceLabels } from '../core/match.js';
-import type { WebhookSelectors } from '../core/missed-pods.js';
-import { isMissedBy } from '../core/missed-pods.js';
-import { buildSidecarSetIndex, candidateSidecarSets } from '../core/sidecarset-index.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
+import type { Pod } from '../core/api/k8s-types.js';
+import type { NamespaceLabels } from '../core/matching/match.js';
+import type { WebhookSelectors } from '../core/matching/missed-pods.js';
+import { isMissedBy } from '../core/matching/missed-pods.js';
+import { buildSidecarSetIndex, candidateSidecarSets } from '../core/matching/sidecarset-index.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import type { ClusterWriter } from './ports.js';
 
 export const MISSED_REASON = 'SidecarNotInjected';

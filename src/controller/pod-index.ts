@@ -1,6 +1,6 @@
 /** Cached pods grouped by the SidecarSets that injected them (kruise.io/sidecarset-injected-list). */
-import { injectedNames } from '../core/injected-list.js';
-import type { Pod } from '../core/k8s-types.js';
+import { injectedNames } from '../core/pod-annotations/injected-list.js';
+import type { Pod } from '../core/api/k8s-types.js';
 
 export interface PodIndex {
   /** Replaces (or adds) a pod; returns the SidecarSets it was or is listed under. */

@@ -4,8 +4,8 @@
  * InPlaceUpdateReady gate, refusals, events). Each write is guarded: by the pod's resourceVersion,
  * or by its uid for an eviction, so that nothing is written to a pod the plan did not see.
  */
-import type { Pod } from '../core/k8s-types.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
+import type { Pod } from '../core/api/k8s-types.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import { buildPodFlip, buildPodUpgrade } from '../core/upgrade/change.js';
 import type { SidecarSetContext } from '../core/upgrade/context.js';
 import { needsFlip } from '../core/upgrade/hot-slots.js';

@@ -3,9 +3,9 @@
  * writes (ClusterWriter: src/k8s/kube-writer.ts, or the dry-run writer below) and what it tells
  * (RoundObserver: the metrics). Reconcile logic depends only on these.
  */
-import type { Pod, PodCondition } from '../core/k8s-types.js';
-import type { NamespaceLabels } from '../core/match.js';
-import type { SidecarSet, SidecarSetStatus } from '../core/sidecarset-types.js';
+import type { Pod, PodCondition } from '../core/api/k8s-types.js';
+import type { NamespaceLabels } from '../core/matching/match.js';
+import type { SidecarSet, SidecarSetStatus } from '../core/api/sidecarset-types.js';
 import type { UpgradeStatus } from '../core/upgrade/types.js';
 
 /** What a round reads: the controller's caches, as plain values. */

@@ -6,11 +6,11 @@
 import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 
-import { SIDECARSET_HASH } from '../core/annotations.js';
-import type { Pod } from '../core/k8s-types.js';
-import { withHashes } from '../core/hash.js';
-import { V1BETA1 } from '../core/sidecarset-types.js';
-import type { SidecarSet, SidecarSetStatus } from '../core/sidecarset-types.js';
+import { SIDECARSET_HASH } from '../core/api/annotations.js';
+import type { Pod } from '../core/api/k8s-types.js';
+import { withHashes } from '../core/api/hash.js';
+import { V1BETA1 } from '../core/api/sidecarset-types.js';
+import type { SidecarSet, SidecarSetStatus } from '../core/api/sidecarset-types.js';
 import type { StoredRevision } from '../core/revisions/history.js';
 import {
   ROLLOUT_PAUSED,
@@ -20,8 +20,8 @@ import { healthSettings } from '../core/upgrade/health-settings.js';
 import type { SidecarSetContext } from '../core/upgrade/context.js';
 import { sidecarSetContext } from '../core/upgrade/context.js';
 import { planUpgrade } from '../core/upgrade/plan.js';
-import { recordedHash } from '../core/pod-hash-annotation.js';
-import { nextStatusConditions } from '../core/status-conditions.js';
+import { recordedHash } from '../core/pod-annotations/pod-hash-annotation.js';
+import { nextStatusConditions } from '../core/status/status-conditions.js';
 import { containerStatus } from '../core/upgrade/pod-containers.js';
 import {
   isStateConsistent,

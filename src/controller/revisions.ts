@@ -4,11 +4,11 @@
  */
 import type { Logger } from 'pino';
 
-import { SIDECARSET_CUSTOM_VERSION_LABEL } from '../core/annotations.js';
-import type { Pod } from '../core/k8s-types.js';
+import { SIDECARSET_CUSTOM_VERSION_LABEL } from '../core/api/annotations.js';
+import type { Pod } from '../core/api/k8s-types.js';
 import type { StoredRevision } from '../core/revisions/history.js';
 import { newRevision, planRevisions } from '../core/revisions/history.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import type { RevisionWriter } from '../k8s/revisions.js';
 
 export interface RegisteredRevision {

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 
 import { webhookScopes } from '../core/scope/cel.js';
 import type { WebhookScope } from '../core/scope/webhook-scope.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import type { ScopeWriter } from '../k8s/webhook-scope-writer.js';
 
 export interface ScopeKeeperOptions {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Composer, LineCounter, Parser } from 'yaml';
 
 import { SidecarSetError } from '../core/errors.js';
-import { isPlainObject } from '../core/json.js';
+import { isPlainObject } from '../core/encoding/json.js';
 import type { MoreBytes } from './json-list.js';
 import { scanJsonObject } from './json-list.js';
 

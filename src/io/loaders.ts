@@ -1,8 +1,8 @@
 /** Loading SidecarSets and Namespaces from files, for the CLI and the files-mode cache. */
-import { NAMESPACE_NAME_LABEL } from '../core/annotations.js';
+import { NAMESPACE_NAME_LABEL } from '../core/api/annotations.js';
 import { SidecarSetError } from '../core/errors.js';
-import { isPlainObject } from '../core/json.js';
-import type { Labels } from '../core/selector.js';
+import { isPlainObject } from '../core/encoding/json.js';
+import type { Labels } from '../core/matching/selector.js';
 import type { PreparedSidecarSets } from '../core/validation/sidecarsets-from-files.js';
 import { prepareSidecarSets } from '../core/validation/sidecarsets-from-files.js';
 import { formatFieldError } from '../core/validation/field-error.js';

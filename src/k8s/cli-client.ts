@@ -17,13 +17,13 @@ import {
 } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 
-import { SIDECARSET_NAME_LABEL } from '../core/annotations.js';
+import { SIDECARSET_NAME_LABEL } from '../core/api/annotations.js';
 import type { WebhookSelectors } from '../core/diagnosis/check-inject.js';
-import type { Pod } from '../core/k8s-types.js';
-import type { NamespaceLabels } from '../core/match.js';
+import type { Pod } from '../core/api/k8s-types.js';
+import type { NamespaceLabels } from '../core/matching/match.js';
 import type { StoredRevision } from '../core/revisions/history.js';
-import { selectorString } from '../core/selector.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
+import { selectorString } from '../core/matching/selector.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import { ClusterError, ConflictError, NotFoundError } from './cluster-error.js';
 import { cachedNamespace } from './collections.js';
 import { loadKubeConfig } from './kubeconfig.js';

@@ -8,9 +8,9 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
 import type { StoredRevision } from '../core/revisions/history.js';
-import type { Labels } from '../core/selector.js';
-import { withHashes } from '../core/hash.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
+import type { Labels } from '../core/matching/selector.js';
+import { withHashes } from '../core/api/hash.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import { formatFieldErrors } from '../core/validation/field-error.js';
 import { validateSidecarSetSchema } from '../core/validation/sidecarset.js';
 import type { Snapshot, SnapshotSource } from '../cache/snapshot.js';

@@ -2,8 +2,8 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 
-import { NAMESPACE_NAME_LABEL } from '../core/annotations.js';
-import type { Labels } from '../core/selector.js';
+import { NAMESPACE_NAME_LABEL } from '../core/api/annotations.js';
+import type { Labels } from '../core/matching/selector.js';
 import type { ListPage, ListParams } from './reflector.js';
 
 export const SIDECARSETS_PATH = '/apis/apps.kruise.io/v1beta1/sidecarsets';

@@ -30,8 +30,8 @@ import {
   referencedServices,
   serviceKey,
 } from '../core/diagnosis/installation-check.js';
-import { INSTALLATION } from '../core/installation-names.js';
-import type { SidecarSet } from '../core/sidecarset-types.js';
+import { INSTALLATION } from '../core/api/installation-names.js';
+import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import type { CliClient } from './cli-client.js';
 import { clusterError } from './cli-client.js';
 import { NotFoundError } from './cluster-error.js';

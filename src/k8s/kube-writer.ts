@@ -11,8 +11,8 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 
-import type { Pod, PodCondition } from '../core/k8s-types.js';
-import type { SidecarSetStatus } from '../core/sidecarset-types.js';
+import type { Pod, PodCondition } from '../core/api/k8s-types.js';
+import type { SidecarSetStatus } from '../core/api/sidecarset-types.js';
 import type { ClusterWriter, EventType, ObjectReference } from '../controller/ports.js';
 import { ConflictError, EvictionRefusedError, ResizeRefusedError } from '../controller/ports.js';
 import { EventCorrelator, correlationKey } from './event-correlator.js';

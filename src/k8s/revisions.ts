@@ -8,13 +8,13 @@ import type { KubeConfig, KubernetesObject, V1ControllerRevision } from '@kubern
 import { ApiException, AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
-import { SIDECARSET_NAME_LABEL } from '../core/annotations.js';
-import { V1BETA1 } from '../core/sidecarset-types.js';
+import { SIDECARSET_NAME_LABEL } from '../core/api/annotations.js';
+import { V1BETA1 } from '../core/api/sidecarset-types.js';
 import type { RevisionLookup } from '../core/inject/revision.js';
 import type { NewRevision, StoredRevision } from '../core/revisions/history.js';
-import { INSTALLATION } from '../core/installation-names.js';
+import { INSTALLATION } from '../core/api/installation-names.js';
 import { canonicalData, toSidecarSetRevision } from '../core/revisions/history.js';
-import type { SidecarSet, SidecarSetRevision } from '../core/sidecarset-types.js';
+import type { SidecarSet, SidecarSetRevision } from '../core/api/sidecarset-types.js';
 import type { Backoff, Reflector, ReflectorHandlers } from './reflector.js';
 import { createReflector } from './reflector.js';
 

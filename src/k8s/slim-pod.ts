@@ -45,7 +45,7 @@ import {
   SIDECARSET_INPLACE_UPDATE_STATE,
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
   isSlotVersionAnnotation,
-} from '../core/annotations.js';
+} from '../core/api/annotations.js';
 import { UPGRADE_BASELINE } from '../core/upgrade/upgrade-baseline.js';
 import { EVICTION_REFUSED, RESIZE_REFUSED } from '../core/upgrade/refusals.js';
 import { RESIZE_IN_PROGRESS, RESIZE_PENDING } from '../core/upgrade/resources.js';
@@ -58,7 +58,7 @@ import type {
   PodCondition,
   PodSpec,
   PodStatus,
-} from '../core/k8s-types.js';
+} from '../core/api/k8s-types.js';
 
 export const BOOKKEEPING_ANNOTATIONS: readonly string[] = [
   SIDECARSET_HASH,

@@ -19,7 +19,7 @@ import type { Logger } from 'pino';
 
 import type { ScopedConfiguration } from '../core/scope/configuration-patch.js';
 import { installerSelectors, scopePatch } from '../core/scope/configuration-patch.js';
-import type { WebhookSelectors } from '../core/missed-pods.js';
+import type { WebhookSelectors } from '../core/matching/missed-pods.js';
 import type { WebhookScope } from '../core/scope/webhook-scope.js';
 import { withSignal } from './abortable.js';
 
@@ -33,7 +33,7 @@ export interface ScopeWriter {
     levels: readonly WebhookScope[] | undefined,
     signal?: AbortSignal,
   ): Promise<WebhookScope | undefined>;
-  /** The pod webhook's own selectors, as last read (src/core/missed-pods.ts needs them). */
+  /** The pod webhook's own selectors, as last read (src/core/matching/missed-pods.ts needs them). */
   webhookSelectors(): WebhookSelectors;
 }
 

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { Pod as PodModel } from 'kubernetes-models/v1/Pod';
 import { parse, parseAllDocuments } from 'yaml';
 
-import type { Pod } from '../../src/core/k8s-types.js';
+import type { Pod } from '../../src/core/api/k8s-types.js';
 import { runCli } from '../support/cli.js';
 
 const examples = new URL('../../examples/', import.meta.url).pathname;

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 
 import { parse } from 'yaml';
 
-import type { Container, Pod } from '../../src/core/k8s-types.js';
+import type { Container, Pod } from '../../src/core/api/k8s-types.js';
 import { runCli } from '../support/cli.js';
 
 const examples = new URL('../../examples/', import.meta.url).pathname;

@@ -12,11 +12,11 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 import { runPlan } from '../../src/cli/plan.js';
-import { withHashes } from '../../src/core/hash.js';
-import type { Pod } from '../../src/core/k8s-types.js';
-import { ANY_NAMESPACE } from '../../src/core/match.js';
+import { withHashes } from '../../src/core/api/hash.js';
+import type { Pod } from '../../src/core/api/k8s-types.js';
+import { ANY_NAMESPACE } from '../../src/core/matching/match.js';
 import { simulateRollout } from '../../src/core/rollout/simulate.js';
-import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 import { planUpgrade } from '../../src/core/upgrade/plan.js';
 import { podKey } from '../../src/core/upgrade/pod-state.js';
 import { selectsForUpgrade } from '../../src/core/upgrade/selection.js';

@@ -10,8 +10,8 @@ import { parse as parseYaml } from 'yaml';
 
 import { runPlan } from '../../src/cli/plan.js';
 import type { Io } from '../../src/cli/io.js';
-import { withHashes } from '../../src/core/hash.js';
-import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import { withHashes } from '../../src/core/api/hash.js';
+import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 import { readManifests } from '../../src/io/documents.js';
 import { applyPodUpgrade } from '../../src/core/upgrade/change.js';
 import { planUpgrade } from '../../src/core/upgrade/plan.js';

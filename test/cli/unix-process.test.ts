@@ -11,9 +11,9 @@ import { after, before, describe, it } from 'node:test';
 
 import { parse } from 'yaml';
 
-import type { Pod } from '../../src/core/k8s-types.js';
-import { withHashes } from '../../src/core/hash.js';
-import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import type { Pod } from '../../src/core/api/k8s-types.js';
+import { withHashes } from '../../src/core/api/hash.js';
+import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 import { readManifests } from '../../src/io/documents.js';
 import { grayReleasePods } from '../fixtures/plan/gray-release-pods.js';
 

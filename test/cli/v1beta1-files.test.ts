@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 
 import { convertSidecarSet } from '../../src/core/conversion/sidecarset-conversion.js';
-import { withHashes } from '../../src/core/hash.js';
-import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import { withHashes } from '../../src/core/api/hash.js';
+import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 import { grayReleasePods } from '../fixtures/plan/gray-release-pods.js';
 import { runCli } from '../support/cli.js';
 

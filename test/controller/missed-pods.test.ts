@@ -8,9 +8,9 @@ import { describe, it } from 'node:test';
 
 import { pino } from 'pino';
 
-import type { Pod } from '../../src/core/k8s-types.js';
-import { ANY_NAMESPACE } from '../../src/core/match.js';
-import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import type { Pod } from '../../src/core/api/k8s-types.js';
+import { ANY_NAMESPACE } from '../../src/core/matching/match.js';
+import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 import { MISSED_REASON, createMissedPodsScanner } from '../../src/controller/missed-pods.js';
 import type { ClusterWriter, ObjectReference } from '../../src/controller/ports.js';
 import { makePod, makeSidecarSet } from '../support/factories.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { createPodIndex } from '../../src/controller/pod-index.js';
-import type { Pod } from '../../src/core/k8s-types.js';
+import type { Pod } from '../../src/core/api/k8s-types.js';
 import { makePod } from '../support/factories.js';
 
 function injected(list: string, ready = true): Pod {

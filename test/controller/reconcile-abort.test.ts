@@ -12,7 +12,7 @@ import type { ReconcileDeps } from '../../src/controller/reconcile.js';
 import { reconcileSidecarSet } from '../../src/controller/reconcile.js';
 import type { RegisteredRevision } from '../../src/controller/revisions.js';
 import type { ClusterWriter } from '../../src/controller/ports.js';
-import { ANY_NAMESPACE } from '../../src/core/match.js';
+import { ANY_NAMESPACE } from '../../src/core/matching/match.js';
 import { makeSidecarSet } from '../support/factories.js';
 
 function round(registerRevision: () => Promise<RegisteredRevision>): {

@@ -4,11 +4,11 @@ import { describe, it } from 'node:test';
 
 import { pino } from 'pino';
 
-import { SIDECARSET_CUSTOM_VERSION_LABEL } from '../../src/core/annotations.js';
+import { SIDECARSET_CUSTOM_VERSION_LABEL } from '../../src/core/api/annotations.js';
 import type { NewRevision, StoredRevision } from '../../src/core/revisions/history.js';
 import { revisionData, revisionHash } from '../../src/core/revisions/history.js';
-import { withHashes } from '../../src/core/hash.js';
-import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import { withHashes } from '../../src/core/api/hash.js';
+import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 import { dryRunRevisionWriter, registerLatestRevision } from '../../src/controller/revisions.js';
 import type { CreateOutcome, RevisionWriter } from '../../src/k8s/revisions.js';
 

@@ -1,16 +1,16 @@
 /**
  * The Argo CD health check (docs/argocd/health.lua) run by a Lua 5.1 interpreter (Debian's
  * `lua5.1`; Argo CD's gopher-lua is Lua 5.1) on SidecarSets whose conditions are the ones the
- * controller writes (src/core/status-conditions.ts), and on an old generation and no status.
+ * controller writes (src/core/status/status-conditions.ts), and on an old generation and no status.
  * Without lua5.1 the test skips with one line, except under CI=true (.ci/run installs it).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 
-import type { SidecarSet, SidecarSetStatus } from '../../src/core/sidecarset-types.js';
-import type { RolloutSummary } from '../../src/core/status-conditions.js';
-import { nextStatusConditions } from '../../src/core/status-conditions.js';
+import type { SidecarSet, SidecarSetStatus } from '../../src/core/api/sidecarset-types.js';
+import type { RolloutSummary } from '../../src/core/status/status-conditions.js';
+import { nextStatusConditions } from '../../src/core/status/status-conditions.js';
 import { rolloutSummary } from '../support/rollout-summary.js';
 
 const script = new URL('../../docs/argocd/health.lua', import.meta.url).pathname;

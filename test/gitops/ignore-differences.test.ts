@@ -16,7 +16,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { webhookScopes } from '../../src/core/scope/cel.js';
 import type { ScopedConfiguration } from '../../src/core/scope/configuration-patch.js';
 import { scopePatch } from '../../src/core/scope/configuration-patch.js';
-import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 import type { ConversionHolder, WebhookEntry } from '../../src/server/cert-plan.js';
 import { caBundlePatch, conversionCaBundlePatch } from '../../src/server/cert-plan.js';
 

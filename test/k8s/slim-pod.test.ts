@@ -11,9 +11,9 @@ import vm from 'node:vm';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 
-import type { Pod } from '../../src/core/k8s-types.js';
-import { withHashes } from '../../src/core/hash.js';
-import type { SidecarSet, SidecarSetUpdateStrategy } from '../../src/core/sidecarset-types.js';
+import type { Pod } from '../../src/core/api/k8s-types.js';
+import { withHashes } from '../../src/core/api/hash.js';
+import type { SidecarSet, SidecarSetUpdateStrategy } from '../../src/core/api/sidecarset-types.js';
 import { buildPodUpgrade } from '../../src/core/upgrade/change.js';
 import { sidecarSetContext } from '../../src/core/upgrade/context.js';
 import { planUpgrade } from '../../src/core/upgrade/plan.js';

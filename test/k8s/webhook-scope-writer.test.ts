@@ -9,7 +9,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { pino } from 'pino';
 
 import { SCOPE_CONDITION_NAME, webhookScopes } from '../../src/core/scope/cel.js';
-import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 import { createScopeKeeper } from '../../src/controller/scope-keeper.js';
 import type { ScopeWriter } from '../../src/k8s/webhook-scope-writer.js';
 import { createScopeWriter } from '../../src/k8s/webhook-scope-writer.js';

@@ -14,7 +14,7 @@ import { parse } from 'yaml';
 
 import type { Served } from '../../src/cli/serve.js';
 import { startServe } from '../../src/cli/serve.js';
-import type { Pod } from '../../src/core/k8s-types.js';
+import type { Pod } from '../../src/core/api/k8s-types.js';
 import type { FakeApiServer, JsonValue } from '../fake-apiserver/index.js';
 import { NAMESPACES, SIDECARSETS, startFakeApiServer } from '../fake-apiserver/index.js';
 import { podReview, sidecarSetReview } from '../support/admission.js';

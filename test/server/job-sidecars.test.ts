@@ -13,7 +13,7 @@ import { parse } from 'yaml';
 
 import type { ServeOptions } from '../../src/cli/serve.js';
 import { startServe } from '../../src/cli/serve.js';
-import type { Pod } from '../../src/core/k8s-types.js';
+import type { Pod } from '../../src/core/api/k8s-types.js';
 import { podReview } from '../support/admission.js';
 import { postJson } from '../support/https.js';
 

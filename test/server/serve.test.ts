@@ -17,7 +17,7 @@ import { parse } from 'yaml';
 
 import type { Served, ServeOptions } from '../../src/cli/serve.js';
 import { startServe } from '../../src/cli/serve.js';
-import type { Pod } from '../../src/core/k8s-types.js';
+import type { Pod } from '../../src/core/api/k8s-types.js';
 import { BODY_LIMIT } from '../../src/server/http-server.js';
 import type { DevCertificates } from '../../src/server/tls.js';
 import { ensureDevCertificates } from '../../src/server/tls.js';

@@ -1,5 +1,5 @@
 /** AdmissionReview requests as the API server sends them. */
-import type { Pod } from '../../src/core/k8s-types.js';
+import type { Pod } from '../../src/core/api/k8s-types.js';
 
 export interface ReviewOptions {
   apiVersion?: string;

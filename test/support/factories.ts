@@ -1,10 +1,10 @@
 /** Builders for the plain objects the core takes, with only the fields a test cares about. */
-import type { Container, Pod } from '../../src/core/k8s-types.js';
+import type { Container, Pod } from '../../src/core/api/k8s-types.js';
 import type {
   SidecarContainer,
   SidecarSet,
   SidecarSetSpec,
-} from '../../src/core/sidecarset-types.js';
+} from '../../src/core/api/sidecarset-types.js';
 
 export function makePod(
   overrides: {

@@ -2,10 +2,10 @@
  * A one-sidecar SidecarSet in versions, and pods injected with it by the real injector, given the
  * status a kubelet reports: the ground for planner tests of changes beyond the image.
  */
-import { withHashes } from '../../src/core/hash.js';
+import { withHashes } from '../../src/core/api/hash.js';
 import { injectPod } from '../../src/core/inject/inject.js';
-import type { Container, ContainerStatus, Pod } from '../../src/core/k8s-types.js';
-import type { SidecarSet, SidecarSetUpdateStrategy } from '../../src/core/sidecarset-types.js';
+import type { Container, ContainerStatus, Pod } from '../../src/core/api/k8s-types.js';
+import type { SidecarSet, SidecarSetUpdateStrategy } from '../../src/core/api/sidecarset-types.js';
 import { revisionLookup } from '../../src/k8s/revisions.js';
 
 export const now = new Date('2026-07-02T10:00:00Z');

@@ -2,7 +2,7 @@
  * The objects of a healthy installation as `kubectl apply -k manifests` leaves it running
  * (manifests/base), for the tests of `sidecarset check` on plain objects and on the fake API server.
  */
-import { INSTALLATION } from '../../src/core/installation-names.js';
+import { INSTALLATION } from '../../src/core/api/installation-names.js';
 import { defineResource } from '../fake-apiserver/index.js';
 import type { JsonObject, ResourceDef } from '../fake-apiserver/index.js';
 import { CERT_RESOURCES } from './cert-resources.js';

@@ -1,5 +1,5 @@
 /** The pods of OpenKruise's pod webhook tests (pkg/webhook/pod/mutating/sidecarset_test.go). */
-import type { Pod } from '../../src/core/k8s-types.js';
+import type { Pod } from '../../src/core/api/k8s-types.js';
 import { makePod } from './factories.js';
 
 /** pod1: label app=suxing-test, init-0, and nginx with env hello1/hello2 and two mounts. */

@@ -3,8 +3,8 @@
  * every other one. Kept as the reference that the indexed validateCrossSidecarSetConflicts in
  * src/core/validation/sidecarset-conflicts.ts is property-tested against.
  */
-import { SIDECARSET_BASE, SIDECARSET_CANARY } from '../../src/core/annotations.js';
-import type { SidecarSet } from '../../src/core/sidecarset-types.js';
+import { SIDECARSET_BASE, SIDECARSET_CANARY } from '../../src/core/api/annotations.js';
+import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 import type { FieldError } from '../../src/core/validation/field-error.js';
 import {
   conflictsWithOverlapping,

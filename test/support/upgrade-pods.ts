@@ -4,8 +4,8 @@
  * v1; an "upgraded" pod records "bbb" and has v2 in its spec while its status still reports v1;
  * a "done" pod also reports v2 under a new imageID.
  */
-import type { Pod, PodCondition } from '../../src/core/k8s-types.js';
-import type { SidecarSet, SidecarSetUpdateStrategy } from '../../src/core/sidecarset-types.js';
+import type { Pod, PodCondition } from '../../src/core/api/k8s-types.js';
+import type { SidecarSet, SidecarSetUpdateStrategy } from '../../src/core/api/sidecarset-types.js';
 
 export const SET = 'test-sidecarset';
 export const SIDECAR = 'test-sidecar';

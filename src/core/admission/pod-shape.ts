@@ -3,8 +3,8 @@
  * well-typed Pod; anything else (a hand-written AdmissionReview, another client) is refused with
  * the field that is wrong, never with the TypeError injection would throw.
  */
-import { isPlainObject } from '../json.js';
-import type { Pod } from '../k8s-types.js';
+import { isPlainObject } from '../encoding/json.js';
+import type { Pod } from '../api/k8s-types.js';
 
 /** The pod, or the first field that is not what a Pod has there. */
 export function checkPodShape(object: unknown): { pod: Pod } | { problem: string } {

@@ -2,7 +2,7 @@
  * AdmissionReview (admission.k8s.io v1 and v1beta1) as the API server sends and expects it:
  * parsing an untrusted body into a request, and building the response envelope.
  */
-import { isPlainObject } from '../json.js';
+import { isPlainObject } from '../encoding/json.js';
 
 export const ADMISSION_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'] as const;
 export type AdmissionApiVersion = (typeof ADMISSION_VERSIONS)[number];

@@ -5,12 +5,12 @@
  * in it (the patch, the field paths of errors).
  */
 import { dropStaleNamespaceAnnotation } from '../conversion/sidecarset-conversion.js';
-import { applySidecarSetAdmission } from '../hash.js';
+import { applySidecarSetAdmission } from '../api/hash.js';
 import type { RevisionLookup } from '../inject/revision.js';
-import { isPlainObject } from '../json.js';
-import { diffAsJsonPatch } from '../patch.js';
-import type { SidecarSet } from '../sidecarset-types.js';
-import { SIDECARSET_API_VERSIONS, SIDECARSET_GROUP } from '../sidecarset-types.js';
+import { isPlainObject } from '../encoding/json.js';
+import { diffAsJsonPatch } from '../mutation/patch.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
+import { SIDECARSET_API_VERSIONS, SIDECARSET_GROUP } from '../api/sidecarset-types.js';
 import { formatFieldErrors } from '../validation/field-error.js';
 import { validateSidecarSet, validateSidecarSetSchema } from '../validation/sidecarset.js';
 import type { AdmissionRequest, AdmissionResponse } from './review.js';

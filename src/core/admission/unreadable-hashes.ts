@@ -3,10 +3,10 @@
  * injected as if the annotation were absent, and the annotation is rewritten; OpenKruise refuses
  * such a pod instead (docs/adr/0008-unreadable-hash-annotation.md).
  */
-import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from '../annotations.js';
+import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from '../api/annotations.js';
 import { SidecarSetError } from '../errors.js';
-import type { Pod } from '../k8s-types.js';
-import { parsePodSidecarSetHashes } from '../pod-hash-annotation.js';
+import type { Pod } from '../api/k8s-types.js';
+import { parsePodSidecarSetHashes } from '../pod-annotations/pod-hash-annotation.js';
 
 export function isUnreadableHashError(err: unknown): err is SidecarSetError {
   return err instanceof SidecarSetError && err.code === 'SI_ERR_BAD_HASH_ANNOTATION';

@@ -5,7 +5,7 @@
  * first object that could not be, as controller-runtime's conversion webhook answers
  * (sigs.k8s.io/controller-runtime/pkg/webhook/conversion/conversion.go).
  */
-import { isPlainObject } from '../json.js';
+import { isPlainObject } from '../encoding/json.js';
 import { ConversionError, convertSidecarSet } from './sidecarset-conversion.js';
 
 export const CONVERSION_REVIEW_VERSION = 'apiextensions.k8s.io/v1' as const;

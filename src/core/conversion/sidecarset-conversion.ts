@@ -16,10 +16,10 @@ import {
   NAMESPACE_NAME_LABEL,
   SIDECARSET_CUSTOM_VERSION_LABEL,
   SIDECARSET_V1ALPHA1_NAMESPACE,
-} from '../annotations.js';
-import { cloneJson, deepEqual, isPlainObject } from '../json.js';
-import type { SidecarSet, SidecarSetApiVersion } from '../sidecarset-types.js';
-import { V1BETA1, isSidecarSetApiVersion } from '../sidecarset-types.js';
+} from '../api/annotations.js';
+import { cloneJson, deepEqual, isPlainObject } from '../encoding/json.js';
+import type { SidecarSet, SidecarSetApiVersion } from '../api/sidecarset-types.js';
+import { V1BETA1, isSidecarSetApiVersion } from '../api/sidecarset-types.js';
 
 type Json = Record<string, unknown>;
 

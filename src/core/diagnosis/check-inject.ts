@@ -11,26 +11,26 @@
  * SidecarSet is not missing anything; one created after it that matches but does not carry it
  * is a missed pod (issue 11).
  */
-import { SIDECARSET_BASE, SIDECARSET_CANARY, SIDECARSET_HASH } from '../annotations.js';
-import type { LabelSelector, Pod } from '../k8s-types.js';
-import { selectorMatchesAll } from '../selector.js';
-import type { NamespaceLabels } from '../match.js';
+import { SIDECARSET_BASE, SIDECARSET_CANARY, SIDECARSET_HASH } from '../api/annotations.js';
+import type { LabelSelector, Pod } from '../api/k8s-types.js';
+import { selectorMatchesAll } from '../matching/selector.js';
+import type { NamespaceLabels } from '../matching/match.js';
 import {
   matchNamespace,
   matchSelector,
   matchSidecarSet,
   minimalNamespaceLabels,
   podNamespace,
-} from '../match.js';
+} from '../matching/match.js';
 import { webhookScopes } from '../scope/cel.js';
 import type { ScopePrecision, WebhookScope } from '../scope/webhook-scope.js';
 import { podInWebhookScope } from '../scope/webhook-scope.js';
-import { compareStrings } from '../json.js';
-import { injectedNames } from '../injected-list.js';
-import { createdSince } from '../missed-pods.js';
-import { recordedHash } from '../pod-hash-annotation.js';
-import { withHashes } from '../hash.js';
-import type { SidecarSet } from '../sidecarset-types.js';
+import { compareStrings } from '../encoding/json.js';
+import { injectedNames } from '../pod-annotations/injected-list.js';
+import { createdSince } from '../matching/missed-pods.js';
+import { recordedHash } from '../pod-annotations/pod-hash-annotation.js';
+import { withHashes } from '../api/hash.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 import { conflictsWithOverlapping } from '../validation/sidecarset-conflicts.js';
 
 export const CHECKS = [

@@ -8,8 +8,8 @@
 import { X509Certificate } from 'node:crypto';
 
 import { ROLLOUT_PAUSED } from '../upgrade/rollout-paused-condition.js';
-import { INSTALLATION } from '../installation-names.js';
-import type { SidecarSet } from '../sidecarset-types.js';
+import { INSTALLATION } from '../api/installation-names.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 
 export type CheckState = 'ok' | 'warning' | 'failed';
 

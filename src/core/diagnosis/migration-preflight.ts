@@ -6,8 +6,8 @@
  * shape of `sidecarset check`'s (installation-check.ts): failed blocks the move, warning changes
  * behaviour.
  */
-import { SIDECARSET_CUSTOM_VERSION_LABEL } from '../annotations.js';
-import type { SidecarSet } from '../sidecarset-types.js';
+import { SIDECARSET_CUSTOM_VERSION_LABEL } from '../api/annotations.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 import type { InstallationCheck } from './installation-check.js';
 
 export interface KruiseManager {

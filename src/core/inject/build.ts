@@ -1,10 +1,10 @@
 /** Builds the containers one SidecarSet injects into one pod (OpenKruise buildSidecars, pkg/webhook/pod/mutating/sidecarset.go). */
-import { versionAltAnnotation, versionAnnotation } from '../annotations.js';
-import type { JsonObject } from '../json.js';
-import { cloneJson } from '../json.js';
-import type { Container, EnvVar, LocalObjectReference, Pod, Volume } from '../k8s-types.js';
-import type { SidecarContainer, SidecarSet } from '../sidecarset-types.js';
-import { inApiFieldOrder, stripSidecarFields } from '../sidecar-container.js';
+import { versionAltAnnotation, versionAnnotation } from '../api/annotations.js';
+import type { JsonObject } from '../encoding/json.js';
+import { cloneJson } from '../encoding/json.js';
+import type { Container, EnvVar, LocalObjectReference, Pod, Volume } from '../api/k8s-types.js';
+import type { SidecarContainer, SidecarSet } from '../api/sidecarset-types.js';
+import { inApiFieldOrder, stripSidecarFields } from '../api/sidecar-container.js';
 import { assembleEnv, transferEnv } from './env.js';
 import type { JobSidecarMode } from './job-sidecars.js';
 import { becomesNativeSidecar } from './job-sidecars.js';

@@ -1,8 +1,8 @@
 /** Env vars an injected container receives from the app containers (OpenKruise GetSidecarTransferEnvs, pkg/control/sidecarcontrol/util.go). */
-import { IS_INJECTED_ENV } from '../annotations.js';
-import { cloneJson, compareStrings } from '../json.js';
-import type { Container, EnvVar, Pod } from '../k8s-types.js';
-import type { TransferEnvVar } from '../sidecarset-types.js';
+import { IS_INJECTED_ENV } from '../api/annotations.js';
+import { cloneJson, compareStrings } from '../encoding/json.js';
+import type { Container, EnvVar, Pod } from '../api/k8s-types.js';
+import type { TransferEnvVar } from '../api/sidecarset-types.js';
 
 export const IS_INJECTED_VAR: EnvVar = { name: IS_INJECTED_ENV, value: 'true' };
 

@@ -10,12 +10,12 @@ import {
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
   versionAltAnnotation,
   versionAnnotation,
-} from '../annotations.js';
-import type { WorkingSlots } from '../hot-upgrade-annotation.js';
-import { formatWorkingSlots, readWorkingSlots } from '../hot-upgrade-annotation.js';
-import { compareStrings } from '../json.js';
-import type { Pod } from '../k8s-types.js';
-import type { SidecarSet } from '../sidecarset-types.js';
+} from '../api/annotations.js';
+import type { WorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
+import { formatWorkingSlots, readWorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
+import { compareStrings } from '../encoding/json.js';
+import type { Pod } from '../api/k8s-types.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 import type { BuiltSidecarSet } from './build.js';
 import { buildSidecarSet } from './build.js';
 import { indexAppEnv } from './env.js';

@@ -5,7 +5,7 @@
  * stops once the main containers are done. OpenKruise gets there with a node daemon that kills
  * the container instead (pkg/controller/sidecarterminator/). docs/adr/0021-job-sidecars.md.
  */
-import type { Container, Pod } from '../k8s-types.js';
+import type { Container, Pod } from '../api/k8s-types.js';
 
 /** `native`: convert (the default); `container`: inject into spec.containers, as OpenKruise. */
 export type JobSidecarMode = 'native' | 'container';

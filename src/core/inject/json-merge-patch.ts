@@ -6,7 +6,7 @@
  * objects survive), and re-encodes only the objects it merges into or prunes nulls from, as Go
  * maps: keys sorted, HTML-safe escaping.
  */
-import { compareStrings, goJsonString } from '../json.js';
+import { compareStrings, goJsonString } from '../encoding/json.js';
 
 /** A JSON value: kept as read, or opened into an object or array whose members are nodes. */
 type Node =

@@ -1,6 +1,6 @@
 /** Merging built sidecars, volumes and pull secrets into the pod (OpenKruise pkg/webhook/pod/mutating/sidecarset.go). */
-import { cloneJson } from '../json.js';
-import type { Container, LocalObjectReference, Volume } from '../k8s-types.js';
+import { cloneJson } from '../encoding/json.js';
+import type { Container, LocalObjectReference, Volume } from '../api/k8s-types.js';
 
 export interface BuiltContainer {
   container: Container;

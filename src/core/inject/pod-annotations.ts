@@ -3,15 +3,18 @@ import {
   SIDECARSET_HASH,
   SIDECARSET_HASH_WITHOUT_IMAGE,
   SIDECARSET_INJECTED_LIST,
-} from '../annotations.js';
-import { injectedListWith } from '../injected-list.js';
-import { deepEqual } from '../json.js';
-import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
+} from '../api/annotations.js';
+import { injectedListWith } from '../pod-annotations/injected-list.js';
+import { deepEqual } from '../encoding/json.js';
+import type {
+  PodSidecarSetHashes,
+  SidecarSetUpgradeSpec,
+} from '../pod-annotations/pod-hash-annotation.js';
 import {
   formatPodSidecarSetHashes,
   formatTimestamp,
   parsePodSidecarSetHashes,
-} from '../pod-hash-annotation.js';
+} from '../pod-annotations/pod-hash-annotation.js';
 
 export interface InjectedSetRecord {
   name: string;

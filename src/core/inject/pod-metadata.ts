@@ -1,7 +1,7 @@
 /** patchPodMetadata: annotations a SidecarSet writes into the pods it injects (OpenKruise pkg/webhook/pod/mutating/sidecarset.go). */
 import { SidecarSetError } from '../errors.js';
-import { deepEqual } from '../json.js';
-import type { SidecarSetPatchPodMetadata } from '../sidecarset-types.js';
+import { deepEqual } from '../encoding/json.js';
+import type { SidecarSetPatchPodMetadata } from '../api/sidecarset-types.js';
 import { jsonMergePatch, MergePatchError } from './json-merge-patch.js';
 
 /** Applies the entries in order to `annotations` (mutated). */

@@ -7,18 +7,18 @@
  * a quantity as truncated millis. The results are written as Go marshals the Quantity.
  */
 import { SidecarSetError } from '../errors.js';
-import type { JsonObject } from '../json.js';
-import { isPlainObject } from '../json.js';
-import type { Container, Pod } from '../k8s-types.js';
-import type { Quantity } from '../quantity.js';
+import type { JsonObject } from '../encoding/json.js';
+import { isPlainObject } from '../encoding/json.js';
+import type { Container, Pod } from '../api/k8s-types.js';
+import type { Quantity } from '../encoding/quantity.js';
 import {
   aligned,
   compareQuantities,
   formatQuantity,
   parseQuantity,
   roundUpQuantity,
-} from '../quantity.js';
-import type { ResourcesPolicy, SidecarSet } from '../sidecarset-types.js';
+} from '../encoding/quantity.js';
+import type { ResourcesPolicy, SidecarSet } from '../api/sidecarset-types.js';
 import type { ExprAlgebra } from './resource-expression.js';
 import { evaluateExpression, ResourceExpressionError } from './resource-expression.js';
 

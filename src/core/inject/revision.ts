@@ -1,10 +1,10 @@
 /** injectionStrategy.revision: which version of a SidecarSet a new pod gets (OpenKruise pkg/webhook/pod/mutating/sidecarset.go). */
-import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from '../annotations.js';
+import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from '../api/annotations.js';
 import { SidecarSetError } from '../errors.js';
-import { computeSidecarSetHash, computeSidecarSetHashWithoutImage } from '../hash.js';
-import type { Pod } from '../k8s-types.js';
-import { selectorMatchesAll } from '../selector.js';
-import type { SidecarSet, SidecarSetRevision } from '../sidecarset-types.js';
+import { computeSidecarSetHash, computeSidecarSetHashWithoutImage } from '../api/hash.js';
+import type { Pod } from '../api/k8s-types.js';
+import { selectorMatchesAll } from '../matching/selector.js';
+import type { SidecarSet, SidecarSetRevision } from '../api/sidecarset-types.js';
 
 /** The stored revisions of one SidecarSet, any order. */
 export type RevisionLookup = (sidecarSetName: string) => readonly SidecarSetRevision[];

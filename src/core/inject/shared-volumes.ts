@@ -1,6 +1,6 @@
 /** shareVolumePolicy / shareVolumeDevicePolicy: mounts the sidecar takes from app containers. */
-import { cloneJson } from '../json.js';
-import type { Container, EnvVar, Pod, VolumeDevice, VolumeMount } from '../k8s-types.js';
+import { cloneJson } from '../encoding/json.js';
+import type { Container, EnvVar, Pod, VolumeDevice, VolumeMount } from '../api/k8s-types.js';
 import { isAppContainer } from './env.js';
 import { appendUnique } from './merge.js';
 

@@ -7,15 +7,15 @@ import {
   SIDECARSET_CUSTOM_VERSION_LABEL,
   SIDECARSET_HASH,
   SIDECARSET_NAME_LABEL,
-} from '../annotations.js';
-import { customVersionOf } from '../custom-version.js';
-import { LOCAL_OBJECT_REFERENCE, SIDECAR_CONTAINER } from '../go-container-fields.js';
-import { encodeGo, goMap, goSlice, goString, goStruct } from '../go-json.js';
-import { safeEncodeString } from '../hash.js';
-import { compareStrings, isPlainObject, sortedJson } from '../json.js';
-import type { Pod } from '../k8s-types.js';
-import { parsePodSidecarSetHashes } from '../pod-hash-annotation.js';
-import type { SidecarSet, SidecarSetRevision } from '../sidecarset-types.js';
+} from '../api/annotations.js';
+import { customVersionOf } from '../api/custom-version.js';
+import { LOCAL_OBJECT_REFERENCE, SIDECAR_CONTAINER } from '../encoding/go-container-fields.js';
+import { encodeGo, goMap, goSlice, goString, goStruct } from '../encoding/go-json.js';
+import { safeEncodeString } from '../api/hash.js';
+import { compareStrings, isPlainObject, sortedJson } from '../encoding/json.js';
+import type { Pod } from '../api/k8s-types.js';
+import { parsePodSidecarSetHashes } from '../pod-annotations/pod-hash-annotation.js';
+import type { SidecarSet, SidecarSetRevision } from '../api/sidecarset-types.js';
 
 /** Kubernetes' label for the revision hash (apps/v1 ControllerRevisionHashLabel). */
 export const CONTROLLER_REVISION_HASH_LABEL = 'controller.kubernetes.io/hash';

@@ -9,10 +9,10 @@
  * injects a pinned revision. The controller then recognises the old revision's data and renumbers
  * that revision as the newest (planRevisions in history.ts), as the Deployment controller does.
  */
-import { SIDECARSET_CUSTOM_VERSION_LABEL } from '../annotations.js';
-import { defaultSidecarSet } from '../defaults.js';
-import { cloneJson } from '../json.js';
-import type { SidecarSet, SidecarSetRevision, SidecarSetSpec } from '../sidecarset-types.js';
+import { SIDECARSET_CUSTOM_VERSION_LABEL } from '../api/annotations.js';
+import { defaultSidecarSet } from '../api/defaults.js';
+import { cloneJson } from '../encoding/json.js';
+import type { SidecarSet, SidecarSetRevision, SidecarSetSpec } from '../api/sidecarset-types.js';
 import type { StoredRevision } from './history.js';
 import { revisionData, sortRevisions, toSidecarSetRevision } from './history.js';
 

@@ -6,10 +6,10 @@
  */
 import type { RolloutPause } from '../upgrade/rollout-paused-condition.js';
 import { rolloutPause } from '../upgrade/rollout-paused-condition.js';
-import type { Pod } from '../k8s-types.js';
-import type { NamespaceLabels } from '../match.js';
-import { withHashes } from '../hash.js';
-import type { SidecarSet } from '../sidecarset-types.js';
+import type { Pod } from '../api/k8s-types.js';
+import type { NamespaceLabels } from '../matching/match.js';
+import { withHashes } from '../api/hash.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 import { planUpgrade } from '../upgrade/plan.js';
 import { selectsForUpgrade } from '../upgrade/selection.js';
 import type { HoldReason, PodRef, UpgradePlan } from '../upgrade/types.js';

@@ -6,12 +6,12 @@
  * are judged failed by the next round and the health gate (src/core/upgrade/rollout-gate.ts)
  * pauses the rollout where it would.
  */
-import type { Container, ContainerStatus, Pod } from '../k8s-types.js';
-import type { SidecarSet } from '../sidecarset-types.js';
+import type { Container, ContainerStatus, Pod } from '../api/k8s-types.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 import { applyPodUpgrade } from '../upgrade/change.js';
 import { planUpgrade } from '../upgrade/plan.js';
 import { podKey, podRef } from '../upgrade/pod-state.js';
-import { formatTimestamp } from '../pod-hash-annotation.js';
+import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
 import { healthSettings } from '../upgrade/health-settings.js';
 import type { HeldPod, PodFlip, PodRef, UpgradePlan, UpgradeStatus } from '../upgrade/types.js';
 

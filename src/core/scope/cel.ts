@@ -7,8 +7,8 @@
  * reads only `request.namespace` (always set for a pod) and the pod's labels behind `has()` and
  * `in` guards.
  */
-import { compareStrings } from '../json.js';
-import type { SidecarSet } from '../sidecarset-types.js';
+import { compareStrings } from '../encoding/json.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 import type { ScopeClause, ScopeRequirement, WebhookScope } from './webhook-scope.js';
 import { webhookScopeLevels } from './webhook-scope.js';
 

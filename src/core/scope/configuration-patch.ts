@@ -7,8 +7,8 @@
  * `test` of the webhook's name, and ours replaces the resourceVersion read, so a concurrent change
  * to the selectors is a 409 and a fresh read rather than a lost update.
  */
-import { isPlainObject, sortedJson } from '../json.js';
-import type { LabelSelector, LabelSelectorRequirement } from '../k8s-types.js';
+import { isPlainObject, sortedJson } from '../encoding/json.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../api/k8s-types.js';
 import type { MatchCondition } from './cel.js';
 import { SCOPE_CONDITION_NAME, scopeMatchConditions } from './cel.js';
 import type { ScopeRequirement, WebhookScope } from './webhook-scope.js';

@@ -11,12 +11,12 @@
  * the caller renders the first that fits (src/core/scope/cel.ts) and falls back to the next one
  * when the API server still refuses it.
  */
-import { NAMESPACE_NAME_LABEL } from '../annotations.js';
-import { compareStrings } from '../json.js';
-import type { LabelSelector, LabelSelectorRequirement } from '../k8s-types.js';
-import type { Labels } from '../selector.js';
-import { isEmptySelector, selectorMatchesAll } from '../selector.js';
-import type { SidecarSet } from '../sidecarset-types.js';
+import { NAMESPACE_NAME_LABEL } from '../api/annotations.js';
+import { compareStrings } from '../encoding/json.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../api/k8s-types.js';
+import type { Labels } from '../matching/selector.js';
+import { isEmptySelector, selectorMatchesAll } from '../matching/selector.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 
 /** A label requirement in one form: matchLabels entries as `In` of one value, values sorted, unique. */
 export interface ScopeRequirement {

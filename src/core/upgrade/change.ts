@@ -6,19 +6,22 @@ import {
   SIDECARSET_HASH,
   SIDECARSET_HASH_WITHOUT_IMAGE,
   SIDECARSET_INPLACE_UPDATE_STATE,
-} from '../annotations.js';
+} from '../api/annotations.js';
 import { UPGRADE_BASELINE, withUpgradeBaseline } from './upgrade-baseline.js';
 import { applyPatchPodMetadata } from '../inject/pod-metadata.js';
-import { isPlainObject } from '../json.js';
-import type { Pod } from '../k8s-types.js';
-import type { PodSidecarSetHashes, SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
+import { isPlainObject } from '../encoding/json.js';
+import type { Pod } from '../api/k8s-types.js';
+import type {
+  PodSidecarSetHashes,
+  SidecarSetUpgradeSpec,
+} from '../pod-annotations/pod-hash-annotation.js';
 import {
   formatPodSidecarSetHashes,
   formatTimestamp,
   readHashes,
   recordedHash,
-} from '../pod-hash-annotation.js';
-import type { SidecarSetPatchPodMetadata } from '../sidecarset-types.js';
+} from '../pod-annotations/pod-hash-annotation.js';
+import type { SidecarSetPatchPodMetadata } from '../api/sidecarset-types.js';
 import type { SidecarSetContext } from './context.js';
 import type { InPlaceUpdateEntry } from './in-place-update-state.js';
 import { formatInPlaceUpdateStates, readInPlaceUpdateStates } from './in-place-update-state.js';

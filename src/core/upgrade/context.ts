@@ -1,9 +1,9 @@
 /** What the planner needs from a SidecarSet, worked out once per plan. */
-import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from '../annotations.js';
-import { hashWithoutImageResources } from '../hash.js';
-import type { JsonObject } from '../json.js';
-import { compareStrings } from '../json.js';
-import type { SidecarSet, SidecarSetUpdateStrategy } from '../sidecarset-types.js';
+import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from '../api/annotations.js';
+import { hashWithoutImageResources } from '../api/hash.js';
+import type { JsonObject } from '../encoding/json.js';
+import { compareStrings } from '../encoding/json.js';
+import type { SidecarSet, SidecarSetUpdateStrategy } from '../api/sidecarset-types.js';
 import { recreatesPods } from './recreation.js';
 
 export interface HotSlot {

@@ -6,7 +6,7 @@
  * the upgrade and the pod is not healthy (never got there, or stopped being so). Judged from the
  * pod's status and its sidecarset.dev/upgrade-baseline annotation alone.
  */
-import type { Pod } from '../k8s-types.js';
+import type { Pod } from '../api/k8s-types.js';
 import type { SidecarSetContext } from './context.js';
 import { imagesEqual } from './image.js';
 import { containerStatus, podContainer } from './pod-containers.js';

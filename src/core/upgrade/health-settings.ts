@@ -5,7 +5,7 @@
  * reads it tolerantly (a bad value falls back to the default), the validating webhook and
  * `sidecarset validate` refuse a bad value (src/core/validation/health-annotations.ts).
  */
-import type { SidecarSet } from '../sidecarset-types.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 
 export const HEALTH_GATE = 'sidecarset.dev/health-gate';
 export const PROGRESS_DEADLINE_SECONDS = 'sidecarset.dev/progress-deadline-seconds';

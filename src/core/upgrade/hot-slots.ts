@@ -9,9 +9,9 @@ import {
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
   versionAltAnnotation,
   versionAnnotation,
-} from '../annotations.js';
-import { formatWorkingSlots } from '../hot-upgrade-annotation.js';
-import type { Pod } from '../k8s-types.js';
+} from '../api/annotations.js';
+import { formatWorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
+import type { Pod } from '../api/k8s-types.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
 import { containerStatus, podContainer } from './pod-containers.js';
 import {

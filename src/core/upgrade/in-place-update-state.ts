@@ -4,7 +4,7 @@
  * in-place update and each upgraded container's status imageID just before its image was written.
  * Reads never throw: a value that does not parse reads as "no record", as OpenKruise's readers do.
  */
-import { compareStrings, goJsonString, isPlainObject, sortedJson } from '../json.js';
+import { compareStrings, goJsonString, isPlainObject, sortedJson } from '../encoding/json.js';
 
 export interface InPlaceUpdateEntry {
   revision: string;

@@ -6,12 +6,12 @@
  * second is the same. Unlike OpenKruise, every tie left is broken by namespace, then name, so the
  * order never depends on the input order (docs/adr/0003-stable-upgrade-order.md).
  */
-import { compareStrings } from '../json.js';
-import type { Pod } from '../k8s-types.js';
-import { podNamespace } from '../match.js';
-import type { Labels } from '../selector.js';
-import { validSelectorMatches } from '../selector.js';
-import type { UpdatePriorityStrategy } from '../sidecarset-types.js';
+import { compareStrings } from '../encoding/json.js';
+import type { Pod } from '../api/k8s-types.js';
+import { podNamespace } from '../matching/match.js';
+import type { Labels } from '../matching/selector.js';
+import { validSelectorMatches } from '../matching/selector.js';
+import type { UpdatePriorityStrategy } from '../api/sidecarset-types.js';
 import { readyCondition } from './pod-state.js';
 
 /** What the comparison reads of a candidate, read once before sorting. */

@@ -6,10 +6,10 @@
  */
 import { rolloutGate } from './rollout-gate.js';
 import { SidecarSetError } from '../errors.js';
-import { compareStrings } from '../json.js';
-import type { Pod } from '../k8s-types.js';
-import { validSelectorMatches } from '../selector.js';
-import type { SidecarSet } from '../sidecarset-types.js';
+import { compareStrings } from '../encoding/json.js';
+import type { Pod } from '../api/k8s-types.js';
+import { validSelectorMatches } from '../matching/selector.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 import { buildPodFlip, buildPodUpgrade } from './change.js';
 import type { SidecarSetContext } from './context.js';
 import { sidecarSetContext } from './context.js';

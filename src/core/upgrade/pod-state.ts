@@ -8,13 +8,13 @@ import {
   SIDECARSET_INJECTED_LIST,
   SIDECARSET_INPLACE_UPDATE_STATE,
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
-} from '../annotations.js';
-import type { WorkingSlots } from '../hot-upgrade-annotation.js';
-import { readWorkingSlots } from '../hot-upgrade-annotation.js';
-import type { Container, Pod, PodCondition } from '../k8s-types.js';
+} from '../api/annotations.js';
+import type { WorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
+import { readWorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
+import type { Container, Pod, PodCondition } from '../api/k8s-types.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
-import { podNamespace } from '../match.js';
-import { recordedHash } from '../pod-hash-annotation.js';
+import { podNamespace } from '../matching/match.js';
+import { recordedHash } from '../pod-annotations/pod-hash-annotation.js';
 import { imagesEqual, isDigestImage, stripImageIdScheme } from './image.js';
 import { recordedStatuses } from './in-place-update-state.js';
 import { containerStatus, podContainer } from './pod-containers.js';

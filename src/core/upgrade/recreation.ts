@@ -5,8 +5,8 @@
  * of the update strategy, when a controller recreates it; the webhook injects the new sidecar into
  * the replacement. Evictions honour PodDisruptionBudgets.
  */
-import type { Pod } from '../k8s-types.js';
-import type { SidecarSet } from '../sidecarset-types.js';
+import type { Pod } from '../api/k8s-types.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 
 export const RECREATE_PODS = 'sidecarset.dev/recreate-pods';
 

@@ -12,8 +12,8 @@
  *   disruption now). Shown by `plan` and `rollout status`; the eviction is tried again
  *   (docs/adr/0024-recreation-through-evictions.md).
  */
-import { isPlainObject, readJsonObject } from '../json.js';
-import type { Pod } from '../k8s-types.js';
+import { isPlainObject, readJsonObject } from '../encoding/json.js';
+import type { Pod } from '../api/k8s-types.js';
 
 export const RESIZE_REFUSED = 'sidecarset.dev/resize-refused';
 export const EVICTION_REFUSED = 'sidecarset.dev/eviction-refused';

@@ -4,12 +4,15 @@
  * place; a resize may not remove a request or limit, nor change the pod's QoS class (the API
  * server refuses both), so such changes wait for the pod to be recreated.
  */
-import { computeHashWithoutImageResources, computeSidecarSetHashWithoutImage } from '../hash.js';
-import type { JsonObject } from '../json.js';
-import { isPlainObject } from '../json.js';
-import type { Container, Pod, PodCondition } from '../k8s-types.js';
-import type { Quantity } from '../quantity.js';
-import { compareQuantities, parseQuantity } from '../quantity.js';
+import {
+  computeHashWithoutImageResources,
+  computeSidecarSetHashWithoutImage,
+} from '../api/hash.js';
+import type { JsonObject } from '../encoding/json.js';
+import { isPlainObject } from '../encoding/json.js';
+import type { Container, Pod, PodCondition } from '../api/k8s-types.js';
+import type { Quantity } from '../encoding/quantity.js';
+import { compareQuantities, parseQuantity } from '../encoding/quantity.js';
 import type { StoredRevision } from '../revisions/history.js';
 import { toSidecarSetRevision } from '../revisions/history.js';
 import type { SidecarSetContext } from './context.js';

@@ -5,8 +5,8 @@
  * (sidecarset.dev/resumed-at later than the pause), or the gate is turned off. It lives in the
  * status, not in memory, so a new leader keeps it.
  */
-import type { Pod } from '../k8s-types.js';
-import type { SidecarSet } from '../sidecarset-types.js';
+import type { Pod } from '../api/k8s-types.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 import type { SidecarSetContext } from './context.js';
 import type { RolloutHealth } from './rollout-health.js';
 import { rolloutHealth } from './rollout-health.js';

@@ -3,9 +3,9 @@
  * Pure: the same SidecarSet, pods and time give the same answer, in any process, so a new leader
  * keeps the pause the old one found.
  */
-import { compareStrings } from '../json.js';
-import type { Pod } from '../k8s-types.js';
-import { podNamespace } from '../match.js';
+import { compareStrings } from '../encoding/json.js';
+import type { Pod } from '../api/k8s-types.js';
+import { podNamespace } from '../matching/match.js';
 import type { SidecarSetContext } from './context.js';
 import type { Failure } from './health-judge.js';
 import { judgePod } from './health-judge.js';

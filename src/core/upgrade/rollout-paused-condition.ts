@@ -2,8 +2,8 @@
  * The SidecarSet status condition RolloutPaused, and what a reader (`sidecarset rollout status`)
  * makes of a SidecarSet: whether its rollout is paused, by whom and why.
  */
-import type { SidecarSet, SidecarSetCondition } from '../sidecarset-types.js';
-import { formatTimestamp } from '../pod-hash-annotation.js';
+import type { SidecarSet, SidecarSetCondition } from '../api/sidecarset-types.js';
+import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
 import type { RolloutHealth } from './rollout-health.js';
 
 export const ROLLOUT_PAUSED = 'RolloutPaused';

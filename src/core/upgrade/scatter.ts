@@ -5,8 +5,8 @@
  * to one term per value of the key, in order of first appearance over all matched pods taken in
  * namespace/name order, so the expansion does not depend on the input order either.
  */
-import type { Labels } from '../selector.js';
-import type { UpdateScatterTerm } from '../sidecarset-types.js';
+import type { Labels } from '../matching/selector.js';
+import type { UpdateScatterTerm } from '../api/sidecarset-types.js';
 
 /** A pod as the scatter reads it. */
 export interface Labelled {

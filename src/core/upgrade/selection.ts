@@ -1,8 +1,8 @@
 /** Which pods a SidecarSet's rollout looks at: those its selector and namespace rules match. */
-import type { Pod } from '../k8s-types.js';
-import type { NamespaceLabels } from '../match.js';
-import { matchSidecarSet, podNamespace } from '../match.js';
-import type { SidecarSet } from '../sidecarset-types.js';
+import type { Pod } from '../api/k8s-types.js';
+import type { NamespaceLabels } from '../matching/match.js';
+import { matchSidecarSet, podNamespace } from '../matching/match.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 
 /**
  * Selector and namespace rules as at injection, except that an injection pause does not stop

@@ -1,7 +1,7 @@
 /** The planner's result: what the controller patches this round, and why the rest waits. */
 import type { ResourceChange } from './resources.js';
 import type { RolloutHealth } from './rollout-health.js';
-import type { SidecarSetUpgradeSpec } from '../pod-hash-annotation.js';
+import type { SidecarSetUpgradeSpec } from '../pod-annotations/pod-hash-annotation.js';
 
 export interface PodRef {
   namespace: string;

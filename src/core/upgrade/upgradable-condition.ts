@@ -5,9 +5,9 @@
  * a pod without the condition is not given one to say it is upgradable: that would be a second
  * write for every upgraded pod (docs/adr/0020-one-write-per-upgraded-pod.md).
  */
-import { compareStrings, isPlainObject } from '../json.js';
-import type { PodCondition } from '../k8s-types.js';
-import { formatTimestamp } from '../pod-hash-annotation.js';
+import { compareStrings, isPlainObject } from '../encoding/json.js';
+import type { PodCondition } from '../api/k8s-types.js';
+import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
 
 export const SIDECARSET_UPGRADABLE = 'SidecarSetUpgradable';
 

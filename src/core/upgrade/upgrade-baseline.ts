@@ -6,9 +6,9 @@
  *
  *   {"logtail":{"hash":"…","upgradedAt":"2026-01-01T00:00:00Z","podReady":true,"restarts":{"logtail":0}}}
  */
-import { isPlainObject, readJsonObject } from '../json.js';
-import type { Pod } from '../k8s-types.js';
-import { formatTimestamp } from '../pod-hash-annotation.js';
+import { isPlainObject, readJsonObject } from '../encoding/json.js';
+import type { Pod } from '../api/k8s-types.js';
+import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
 import { containerStatus } from './pod-containers.js';
 
 export const UPGRADE_BASELINE = 'sidecarset.dev/upgrade-baseline';

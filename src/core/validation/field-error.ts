@@ -2,7 +2,7 @@
  * Field-level validation errors rendered exactly like Kubernetes' field.Error.Error() and the
  * aggregate of an ErrorList (k8s.io/apimachinery/pkg/util/validation/field/errors.go).
  */
-import { goJsonString, isPlainObject } from '../json.js';
+import { goJsonString, isPlainObject } from '../encoding/json.js';
 
 export const FIELD_ERROR_TYPES = [
   'Required',

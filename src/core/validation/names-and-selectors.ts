@@ -2,7 +2,7 @@
  * Kubernetes' name and label-selector validation (apimachinery v0.32, the version OpenKruise
  * builds against), returning field errors with the upstream messages.
  */
-import type { LabelSelector, LabelSelectorRequirement } from '../k8s-types.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../api/k8s-types.js';
 import type { FieldError } from './field-error.js';
 import { childPath, forbidden, indexPath, invalid, required } from './field-error.js';
 

@@ -1,5 +1,5 @@
 /** Kubernetes container validation for the fake pod (validateInitContainers/validateContainers). */
-import type { Container } from '../k8s-types.js';
+import type { Container } from '../api/k8s-types.js';
 import type { FieldError } from './field-error.js';
 import {
   childPath,

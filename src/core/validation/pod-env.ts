@@ -1,9 +1,9 @@
 /** env and envFrom rules of Kubernetes container validation (strict env var names). */
-import type { EnvVar } from '../k8s-types.js';
-import type { JsonObject } from '../json.js';
+import type { EnvVar } from '../api/k8s-types.js';
+import type { JsonObject } from '../encoding/json.js';
 import type { FieldError } from './field-error.js';
 import { childPath, indexPath, invalid, notSupported, required } from './field-error.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject } from '../encoding/json.js';
 import { isQualifiedName, regexError } from './names-and-selectors.js';
 
 const ENV_SOURCES = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef'];

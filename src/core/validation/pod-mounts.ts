@@ -1,8 +1,8 @@
 /** volumeMounts / volumeDevices rules of Kubernetes container validation. */
-import type { Container, VolumeDevice, VolumeMount } from '../k8s-types.js';
+import type { Container, VolumeDevice, VolumeMount } from '../api/k8s-types.js';
 import type { FieldError } from './field-error.js';
 import { childPath, forbidden, indexPath, invalid, notFound, required } from './field-error.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject } from '../encoding/json.js';
 
 const BLOCK_SOURCES = new Set(['persistentVolumeClaim', 'ephemeral']);
 

@@ -1,5 +1,5 @@
 /** Container port rules (validateContainerPorts) and the IANA_SVC_NAME check. */
-import type { ContainerPort } from '../k8s-types.js';
+import type { ContainerPort } from '../api/k8s-types.js';
 import type { FieldError } from './field-error.js';
 import { childPath, duplicate, indexPath, invalid, required } from './field-error.js';
 import { maxLenError } from './names-and-selectors.js';

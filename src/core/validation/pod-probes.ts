@@ -1,7 +1,7 @@
 /** Probe and lifecycle-handler rules of Kubernetes container validation. */
 import type { FieldError } from './field-error.js';
 import { childPath, forbidden, invalid, required } from './field-error.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject } from '../encoding/json.js';
 import { isValidPortName, validatePortNumber } from './pod-ports.js';
 
 const PROBE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc'] as const;

@@ -1,8 +1,8 @@
 /** Container resources: quantities non-negative, each request at most its limit. */
-import type { JsonObject } from '../json.js';
+import type { JsonObject } from '../encoding/json.js';
 import type { FieldError } from './field-error.js';
 import { childPath, indexPath, invalid } from './field-error.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject } from '../encoding/json.js';
 import { quantityOf } from './quantity-value.js';
 
 export function validateResources(

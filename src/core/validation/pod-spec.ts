@@ -5,11 +5,11 @@
  * passes do the semantic rules of pkg/apis/core/validation run. Paths point at the SidecarSet.
  */
 import { Pod } from 'kubernetes-models/v1/Pod';
-import type { Container, Volume } from '../k8s-types.js';
-import { stripSidecarFields } from '../sidecar-container.js';
+import type { Container, Volume } from '../api/k8s-types.js';
+import { stripSidecarFields } from '../api/sidecar-container.js';
 import type { FieldError } from './field-error.js';
 import { invalid, notSupported, required } from './field-error.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject } from '../encoding/json.js';
 import { validateContainers } from './pod-containers.js';
 import { validateVolumes } from './pod-volumes.js';
 

@@ -1,8 +1,8 @@
 /** Kubernetes' validateVolumes for the fake pod: names, exactly one source, cheap source checks. */
-import type { Volume } from '../k8s-types.js';
+import type { Volume } from '../api/k8s-types.js';
 import type { FieldError } from './field-error.js';
 import { childPath, duplicate, forbidden, indexPath, invalid, required } from './field-error.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject } from '../encoding/json.js';
 import { isDNS1123Label } from './names-and-selectors.js';
 
 export const FILE_MODE_ERROR = 'must be a number between 0 and 0777 (octal), both inclusive';

@@ -7,10 +7,14 @@ import { Ajv } from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { FieldError } from './field-error.js';
 import { forbidden, invalid, notSupported, required } from './field-error.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject } from '../encoding/json.js';
 import { SIDECARSET_SCHEMAS } from './sidecarset-schema.js';
-import type { SidecarSetApiVersion } from '../sidecarset-types.js';
-import { SIDECARSET_API_VERSIONS, V1BETA1, isSidecarSetApiVersion } from '../sidecarset-types.js';
+import type { SidecarSetApiVersion } from '../api/sidecarset-types.js';
+import {
+  SIDECARSET_API_VERSIONS,
+  V1BETA1,
+  isSidecarSetApiVersion,
+} from '../api/sidecarset-types.js';
 
 const compiled = new Map<SidecarSetApiVersion, ValidateFunction>();
 let ajv: Ajv | undefined;

@@ -4,7 +4,7 @@
  * from the other. This is a heuristic, not a satisfiability check (`a=h` and `a NotIn [i]`
  * overlap; `a In [x]` and `a NotIn [y]` overlap).
  */
-import type { LabelSelector } from '../k8s-types.js';
+import type { LabelSelector } from '../api/k8s-types.js';
 
 export function isSelectorOverlapping(
   a: Readonly<LabelSelector>,

@@ -1,9 +1,9 @@
 /** SidecarSet-only container rules: inject/share policies, transferEnv fieldRef, resourcesPolicy. */
-import type { SidecarContainer, TransferEnvVar } from '../sidecarset-types.js';
-import type { ObjectFieldSelector } from '../k8s-types.js';
+import type { SidecarContainer, TransferEnvVar } from '../api/sidecarset-types.js';
+import type { ObjectFieldSelector } from '../api/k8s-types.js';
 import type { FieldError } from './field-error.js';
 import { childPath, indexPath, invalid, required } from './field-error.js';
-import { POD_INJECT_POLICIES, SHARE_VOLUME_POLICIES } from '../sidecarset-types.js';
+import { POD_INJECT_POLICIES, SHARE_VOLUME_POLICIES } from '../api/sidecarset-types.js';
 import { isQualifiedName } from './names-and-selectors.js';
 import { checkResourceExpression } from '../inject/resource-expression.js';
 

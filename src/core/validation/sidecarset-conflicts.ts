@@ -2,12 +2,12 @@
  * UPDATE-only container rules and conflicts with other SidecarSets, as OpenKruise's
  * pkg/webhook/sidecarset/validating/sidecarset_create_update_handler.go has them.
  */
-import type { LabelSelector, Volume } from '../k8s-types.js';
-import type { SidecarContainer, SidecarSet } from '../sidecarset-types.js';
+import type { LabelSelector, Volume } from '../api/k8s-types.js';
+import type { SidecarContainer, SidecarSet } from '../api/sidecarset-types.js';
 import type { FieldError } from './field-error.js';
 import { invalid } from './field-error.js';
-import { NAMESPACE_NAME_LABEL, SIDECARSET_BASE, SIDECARSET_CANARY } from '../annotations.js';
-import { deepEqual } from '../json.js';
+import { NAMESPACE_NAME_LABEL, SIDECARSET_BASE, SIDECARSET_CANARY } from '../api/annotations.js';
+import { deepEqual } from '../encoding/json.js';
 import type { KeyValues } from './selector-overlap.js';
 import { allowedValues, isSelectorOverlapping } from './selector-overlap.js';
 

@@ -1,5 +1,6 @@
-import type { SidecarSetApiVersion } from '../sidecarset-types.js';
-import { V1ALPHA1, V1BETA1 } from '../sidecarset-types.js';
+import type { SidecarSetApiVersion } from '../api/sidecarset-types.js';
+import { V1ALPHA1, V1BETA1 } from '../api/sidecarset-types.js';
+import { DEFAULT_TARGET_CONTAINERS_NAME_REGEX } from '../api/defaults.js';
 
 /**
  * The shape of a SidecarSet document, apps.kruise.io/v1alpha1 and v1beta1, as JSON Schema (draft-07 subset
@@ -11,12 +12,6 @@ import { V1ALPHA1, V1BETA1 } from '../sidecarset-types.js';
  * (apis/apps/v1alpha1/sidecarset_types.go, apis/apps/pub/update_priority.go) and say where this
  * project behaves differently.
  */
-/**
- * OpenKruise's CRD default (apis/apps/v1alpha1/sidecarset_types.go, +kubebuilder:default): the API
- * server writes it before any webhook sees the SidecarSet, so it is part of the hash.
- */
-export const DEFAULT_TARGET_CONTAINERS_NAME_REGEX = '.*';
-
 const str = (description: string) => ({ type: 'string', description }) as const;
 const bool = (description: string) => ({ type: 'boolean', description }) as const;
 const int = (description: string) => ({ type: 'integer', description }) as const;

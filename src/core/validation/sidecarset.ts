@@ -2,8 +2,8 @@
  * The SidecarSet validating webhook's rules (OpenKruise pkg/webhook/sidecarset/validating/sidecarset_create_update_handler.go) as a pure function. The input is a
  * defaulted SidecarSet; the result is Kubernetes-style field errors, empty when admitted.
  */
-import type { LabelSelector, ObjectMeta } from '../k8s-types.js';
-import type { SidecarSet, SidecarSetRevision, SidecarSetSpec } from '../sidecarset-types.js';
+import type { LabelSelector, ObjectMeta } from '../api/k8s-types.js';
+import type { SidecarSet, SidecarSetRevision, SidecarSetSpec } from '../api/sidecarset-types.js';
 import type { FieldError } from './field-error.js';
 import {
   childPath,
@@ -19,8 +19,8 @@ import {
   SIDECARSET_CANARY,
   SIDECARSET_CUSTOM_VERSION_LABEL,
   SIDECARSET_V1ALPHA1_NAMESPACE,
-} from '../annotations.js';
-import { PATCH_POLICIES, V1BETA1 } from '../sidecarset-types.js';
+} from '../api/annotations.js';
+import { PATCH_POLICIES, V1BETA1 } from '../api/sidecarset-types.js';
 import {
   byteLength,
   isDNS1123Label,

@@ -4,8 +4,8 @@
  * annotations), so that `sidecarset inject` and the webhook in files mode see exactly what a
  * cluster would store.
  */
-import { withHashes } from '../hash.js';
-import type { SidecarSet } from '../sidecarset-types.js';
+import { withHashes } from '../api/hash.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
 import type { FieldError } from './field-error.js';
 import { validateSidecarSet, validateSidecarSetSchema } from './sidecarset.js';
 

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 
 import { decidePod } from '../../../src/core/admission/pod-webhook.js';
 import type { AdmissionRequest } from '../../../src/core/admission/review.js';
-import type { Pod } from '../../../src/core/k8s-types.js';
+import type { Pod } from '../../../src/core/api/k8s-types.js';
 import { FIXED_NOW, makePod, makeSidecarSet, sidecar } from '../../support/factories.js';
 import { snapshotOf } from '../../support/injection-snapshot.js';
 

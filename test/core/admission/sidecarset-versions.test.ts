@@ -15,7 +15,7 @@ import {
 import { parseAdmissionReview } from '../../../src/core/admission/review.js';
 import type { AdmissionRequest } from '../../../src/core/admission/review.js';
 import { convertSidecarSet } from '../../../src/core/conversion/sidecarset-conversion.js';
-import type { SidecarSet } from '../../../src/core/sidecarset-types.js';
+import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 import { sidecarSetReview } from '../../support/admission.js';
 
 const KEPT_NAMESPACE = 'apps.kruise.io/sidecarset-v1alpha1-namespace';

@@ -5,8 +5,8 @@ import { reviewConversion } from '../../../src/core/conversion/conversion-review
 import {
   computeSidecarSetHash,
   computeSidecarSetHashWithoutImage,
-} from '../../../src/core/hash.js';
-import type { SidecarSetSpec } from '../../../src/core/sidecarset-types.js';
+} from '../../../src/core/api/hash.js';
+import type { SidecarSetSpec } from '../../../src/core/api/sidecarset-types.js';
 
 const alpha = {
   apiVersion: 'apps.kruise.io/v1alpha1',

@@ -12,10 +12,10 @@ import {
   convertSidecarSet,
   dropStaleNamespaceAnnotation,
 } from '../../../src/core/conversion/sidecarset-conversion.js';
-import { customVersionOf } from '../../../src/core/custom-version.js';
-import { applySidecarSetAdmission } from '../../../src/core/hash.js';
+import { customVersionOf } from '../../../src/core/api/custom-version.js';
+import { applySidecarSetAdmission } from '../../../src/core/api/hash.js';
 import { newRevision } from '../../../src/core/revisions/history.js';
-import type { SidecarSet } from '../../../src/core/sidecarset-types.js';
+import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 
 const A = 'apps.kruise.io/v1alpha1';
 const B = 'apps.kruise.io/v1beta1';

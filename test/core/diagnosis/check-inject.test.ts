@@ -3,11 +3,11 @@ import { describe, it } from 'node:test';
 
 import type { InjectionVerdict } from '../../../src/core/diagnosis/check-inject.js';
 import { checkInjection } from '../../../src/core/diagnosis/check-inject.js';
-import type { Pod } from '../../../src/core/k8s-types.js';
-import type { NamespaceLabels } from '../../../src/core/match.js';
-import { ANY_NAMESPACE } from '../../../src/core/match.js';
-import { withHashes } from '../../../src/core/hash.js';
-import type { SidecarSet } from '../../../src/core/sidecarset-types.js';
+import type { Pod } from '../../../src/core/api/k8s-types.js';
+import type { NamespaceLabels } from '../../../src/core/matching/match.js';
+import { ANY_NAMESPACE } from '../../../src/core/matching/match.js';
+import { withHashes } from '../../../src/core/api/hash.js';
+import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 import { makePod, makeSidecarSet, sidecar } from '../../support/factories.js';
 
 const created = (ss: SidecarSet, at: string): SidecarSet => ({

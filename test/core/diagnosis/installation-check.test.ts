@@ -20,7 +20,7 @@ import {
   readyEndpoints,
   referencedServices,
 } from '../../../src/core/diagnosis/installation-check.js';
-import type { SidecarSet } from '../../../src/core/sidecarset-types.js';
+import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 import {
   DEFAULT_CERTIFICATE_TIMES,
   caBundleOf,

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 
 import type { MigrationInput } from '../../../src/core/diagnosis/migration-preflight.js';
 import { preflightMigration } from '../../../src/core/diagnosis/migration-preflight.js';
-import type { SidecarSet } from '../../../src/core/sidecarset-types.js';
+import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 
 const sidecarSet = (
   name: string,

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { ANY_NAMESPACE } from '../../../src/core/match.js';
-import type { SidecarSet, SidecarSetUpdateStrategy } from '../../../src/core/sidecarset-types.js';
+import { ANY_NAMESPACE } from '../../../src/core/matching/match.js';
+import type {
+  SidecarSet,
+  SidecarSetUpdateStrategy,
+} from '../../../src/core/api/sidecarset-types.js';
 import { applyPodUpgrade, buildPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
 import { rolloutStatus } from '../../../src/core/rollout/rollout-status.js';

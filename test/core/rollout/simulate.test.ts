@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { SidecarSetUpdateStrategy } from '../../../src/core/sidecarset-types.js';
+import type { SidecarSetUpdateStrategy } from '../../../src/core/api/sidecarset-types.js';
 import { simulateRollout } from '../../../src/core/rollout/simulate.js';
 import { podFleet, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
 

@@ -4,9 +4,9 @@ import { describe, it } from 'node:test';
 import { run } from '@bufbuild/cel';
 import fc from 'fast-check';
 
-import type { LabelSelector, LabelSelectorRequirement } from '../../../src/core/k8s-types.js';
-import { matchSidecarSet, minimalNamespaceLabels } from '../../../src/core/match.js';
-import type { Labels } from '../../../src/core/selector.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../../../src/core/api/k8s-types.js';
+import { matchSidecarSet, minimalNamespaceLabels } from '../../../src/core/matching/match.js';
+import type { Labels } from '../../../src/core/matching/selector.js';
 import {
   MAX_EXPRESSION_CODE_POINTS,
   SCOPE_CONDITION_NAME,
@@ -21,7 +21,7 @@ import {
   podInWebhookScope,
   webhookScopeLevels,
 } from '../../../src/core/scope/webhook-scope.js';
-import type { SidecarSet, SidecarSetSpec } from '../../../src/core/sidecarset-types.js';
+import type { SidecarSet, SidecarSetSpec } from '../../../src/core/api/sidecarset-types.js';
 import { makeSidecarSet } from '../../support/factories.js';
 
 const NS_LABEL = 'kubernetes.io/metadata.name';

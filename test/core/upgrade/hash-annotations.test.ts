@@ -2,12 +2,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { Pod } from '../../../src/core/k8s-types.js';
+import type { Pod } from '../../../src/core/api/k8s-types.js';
 import {
   formatPodSidecarSetHashes,
   formatTimestamp,
   parsePodSidecarSetHashes,
-} from '../../../src/core/pod-hash-annotation.js';
+} from '../../../src/core/pod-annotations/pod-hash-annotation.js';
 import { buildPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';

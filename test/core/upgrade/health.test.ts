@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { Pod } from '../../../src/core/k8s-types.js';
-import type { SidecarSet } from '../../../src/core/sidecarset-types.js';
+import type { Pod } from '../../../src/core/api/k8s-types.js';
+import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 import { judgePod, judgedContainers } from '../../../src/core/upgrade/health-judge.js';
 import { rolloutGate } from '../../../src/core/upgrade/rollout-gate.js';
 import { rolloutHealth } from '../../../src/core/upgrade/rollout-health.js';

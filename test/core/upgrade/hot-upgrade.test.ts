@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { Pod } from '../../../src/core/k8s-types.js';
+import type { Pod } from '../../../src/core/api/k8s-types.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
 import { slotToUpgrade } from '../../../src/core/upgrade/hot-slots.js';

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { Pod } from '../../../src/core/k8s-types.js';
-import type { Labels } from '../../../src/core/selector.js';
+import type { Pod } from '../../../src/core/api/k8s-types.js';
+import type { Labels } from '../../../src/core/matching/selector.js';
 import type {
   UpdatePriorityStrategy,
   UpdateScatterTerm,
-} from '../../../src/core/sidecarset-types.js';
+} from '../../../src/core/api/sidecarset-types.js';
 import { sortCandidates, trailingNumber } from '../../../src/core/upgrade/order.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { Pod } from '../../../src/core/k8s-types.js';
+import type { Pod } from '../../../src/core/api/k8s-types.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
 import {
@@ -11,7 +11,7 @@ import {
   stripImageIdScheme,
 } from '../../../src/core/upgrade/image.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
-import { readHashes, recordedHash } from '../../../src/core/pod-hash-annotation.js';
+import { readHashes, recordedHash } from '../../../src/core/pod-annotations/pod-hash-annotation.js';
 import {
   formatInPlaceUpdateStates,
   readInPlaceUpdateStates,

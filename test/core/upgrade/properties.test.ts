@@ -4,12 +4,12 @@ import { describe, it } from 'node:test';
 
 import fc from 'fast-check';
 
-import type { IntOrString, Pod } from '../../../src/core/k8s-types.js';
+import type { IntOrString, Pod } from '../../../src/core/api/k8s-types.js';
 import type {
   SidecarSetUpdateStrategy,
   UpdatePriorityStrategy,
   UpdateScatterTerm,
-} from '../../../src/core/sidecarset-types.js';
+} from '../../../src/core/api/sidecarset-types.js';
 import { scaleMaxUnavailable } from '../../../src/core/upgrade/intstr.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { Pod } from '../../../src/core/k8s-types.js';
+import type { Pod } from '../../../src/core/api/k8s-types.js';
 import { simulateRollout } from '../../../src/core/rollout/simulate.js';
-import { rolloutState } from '../../../src/core/status-conditions.js';
+import { rolloutState } from '../../../src/core/status/status-conditions.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import { RECREATE_PODS } from '../../../src/core/upgrade/recreation.js';
 import { EVICTION_REFUSED, withRefusal } from '../../../src/core/upgrade/refusals.js';

@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { withHashes } from '../../../src/core/hash.js';
-import type { Container, Pod } from '../../../src/core/k8s-types.js';
+import { withHashes } from '../../../src/core/api/hash.js';
+import type { Container, Pod } from '../../../src/core/api/k8s-types.js';
 import type { StoredRevision } from '../../../src/core/revisions/history.js';
 import { revisionData } from '../../../src/core/revisions/history.js';
-import type { SidecarSet } from '../../../src/core/sidecarset-types.js';
+import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import { resizableVersions } from '../../../src/core/upgrade/resources.js';

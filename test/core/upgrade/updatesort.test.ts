@@ -7,12 +7,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { Labels } from '../../../src/core/selector.js';
+import type { Labels } from '../../../src/core/matching/selector.js';
 import type {
   UpdatePriorityStrategy,
   UpdateScatterTerm,
-} from '../../../src/core/sidecarset-types.js';
-import type { Pod } from '../../../src/core/k8s-types.js';
+} from '../../../src/core/api/sidecarset-types.js';
+import type { Pod } from '../../../src/core/api/k8s-types.js';
 import { sortCandidates } from '../../../src/core/upgrade/order.js';
 import { scatterCandidates } from '../../../src/core/upgrade/scatter.js';
 import { upgradePod } from '../../support/upgrade-pods.js';

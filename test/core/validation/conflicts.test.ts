@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import fc from 'fast-check';
-import type { LabelSelector } from '../../../src/core/k8s-types.js';
-import type { SidecarSet } from '../../../src/core/sidecarset-types.js';
+import type { LabelSelector } from '../../../src/core/api/k8s-types.js';
+import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 import { formatFieldError, formatFieldErrors } from '../../../src/core/validation/field-error.js';
 import { validateSidecarSet } from '../../../src/core/validation/sidecarset.js';
 import {

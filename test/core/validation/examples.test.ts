@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import type { SidecarSet } from '../../../src/core/sidecarset-types.js';
+import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 import { formatFieldErrors } from '../../../src/core/validation/field-error.js';
 import {
   validateSidecarSet,

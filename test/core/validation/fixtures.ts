@@ -3,7 +3,7 @@ import type {
   SidecarContainer,
   SidecarSet,
   SidecarSetSpec,
-} from '../../../src/core/sidecarset-types.js';
+} from '../../../src/core/api/sidecarset-types.js';
 
 export function sidecar(name: string, extra: Partial<SidecarContainer> = {}): SidecarContainer {
   return {

@@ -10,7 +10,7 @@ import type {
   SidecarContainer,
   SidecarSet,
   SidecarSetRevision,
-} from '../../../src/core/sidecarset-types.js';
+} from '../../../src/core/api/sidecarset-types.js';
 import { formatFieldErrors } from '../../../src/core/validation/field-error.js';
 import { validateSidecarSet } from '../../../src/core/validation/sidecarset.js';
 

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Container, Volume } from '../../../src/core/k8s-types.js';
+import type { Container, Volume } from '../../../src/core/api/k8s-types.js';
 import { formatFieldError } from '../../../src/core/validation/field-error.js';
-import { stripSidecarFields } from '../../../src/core/sidecar-container.js';
+import { stripSidecarFields } from '../../../src/core/api/sidecar-container.js';
 import { validateFakePodSpec, validatePodSchema } from '../../../src/core/validation/pod-spec.js';
 
 const c = (name: string, extra: Partial<Container> = {}): Container => ({

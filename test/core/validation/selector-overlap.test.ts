@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LabelSelector } from '../../../src/core/k8s-types.js';
+import type { LabelSelector } from '../../../src/core/api/k8s-types.js';
 import { isSelectorOverlapping } from '../../../src/core/validation/selector-overlap.js';
 
 const expr = (key: string, operator: string, values?: string[]): LabelSelector => ({

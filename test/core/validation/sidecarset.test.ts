@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { prepareSidecarSets } from '../../../src/core/validation/sidecarsets-from-files.js';
-import type { SidecarSet, SidecarSetRevision } from '../../../src/core/sidecarset-types.js';
+import type { SidecarSet, SidecarSetRevision } from '../../../src/core/api/sidecarset-types.js';
 import type { ValidationContext } from '../../../src/core/validation/sidecarset.js';
 import { formatFieldError, formatFieldErrors } from '../../../src/core/validation/field-error.js';
 import { validateSidecarSet } from '../../../src/core/validation/sidecarset.js';
