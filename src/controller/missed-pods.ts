@@ -1,5 +1,5 @@
 /**
- * Finds and reports missed pods (src/core/missed-pods.ts) while this replica leads: a pass over the
+ * Finds and reports missed pods (src/core/matching/missed-pods.ts) while this replica leads: a pass over the
  * cached pods every `resyncMs` and shortly after a pod or SidecarSet appears. Each pass:
  * - `sidecarset_missed_pods{sidecarset}` (through onCounts) and `status.missedPods` set to the count;
  * - a Warning `SidecarNotInjected` on each pod the first time it is found missed (once per pod

@@ -328,7 +328,7 @@ async function openReadinessGates(pods: readonly Pod[], deps: ReconcileDeps): Pr
 
 /**
  * The status, with the RolloutPaused condition (src/core/upgrade/rollout-paused-condition.ts) and
- * Ready, Reconciling and Stalled (src/core/status-conditions.ts): written when it changed. When
+ * Ready, Reconciling and Stalled (src/core/status/status-conditions.ts): written when it changed. When
  * failed pods have just paused the rollout, a Warning event says so.
  */
 async function writeStatus(

@@ -1,5 +1,5 @@
 /**
- * The pod cache's transform: a pod reduced to what the SidecarSet matcher (src/core/match.ts),
+ * The pod cache's transform: a pod reduced to what the SidecarSet matcher (src/core/matching/match.ts),
  * the upgrade planner (src/core/upgrade/) and the controller read, so that 10,000+ cached pods
  * fit in little memory (target: ≤ 2 KB each).
  *

@@ -87,7 +87,7 @@ describe('upgrade controller', () => {
         },
         'the upgrade to finish',
       );
-      // Written with the counts: kubectl wait --for=condition=Ready (src/core/status-conditions.ts).
+      // Written with the counts: kubectl wait --for=condition=Ready (src/core/status/status-conditions.ts).
       const conditions = status(cluster, 'logtail-sidecarset')?.['conditions'] as JsonObject[];
       const ready = conditions.find((c) => c['type'] === 'Ready');
       assert.deepEqual(

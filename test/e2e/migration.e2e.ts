@@ -29,7 +29,7 @@ const NS = 'web';
 
 /**
  * The hashes of OpenKruise's own test vector for this container
- * (pkg/webhook/sidecarset/mutating/sidecarset_mutating_test.go; test/core/hash.test.ts): written
+ * (pkg/webhook/sidecarset/mutating/sidecarset_mutating_test.go; test/core/api/hash.test.ts): written
  * here as OpenKruise wrote them, not computed by this project.
  */
 const HASH = '6wbd76bd7984x24fb4f44fv9222cw9v9bcf85x766744wddd4zwx927zzz2zb684';

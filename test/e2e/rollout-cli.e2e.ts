@@ -3,7 +3,7 @@
  * running as the manifests' ServiceAccount: `kubectl sidecarset` (the plugin, run by the real
  * kubectl with bin/ on PATH) undoes a rollout and the controller rolls the pods back in place;
  * `check-inject` explains an injected pod and a pod no SidecarSet matches; `kubectl wait
- * --for=condition=Ready` waits for a rollout (src/core/status-conditions.ts). The CLI runs as the
+ * --for=condition=Ready` waits for a rollout (src/core/status/status-conditions.ts). The CLI runs as the
  * admin, as a person would.
  */
 import assert from 'node:assert/strict';

@@ -18,7 +18,7 @@ export interface SidecarSetContext {
   name: string;
   hash: string;
   hashWithoutImage: string;
-  /** Ours: the hash without images and cold sidecars' resources (core/hash.ts). */
+  /** Ours: the hash without images and cold sidecars' resources (core/api/hash.ts). */
   hashWithoutImageResources: string;
   /** Container names the pod must hold, hot-upgrade slots expanded, sorted (GetSidecarContainersInPod). */
   containerNames: readonly string[];
