@@ -178,10 +178,11 @@ async function startUpgrades(
     ),
   );
   const results = await upgrades;
-  const evicted = await evictions;
+  const evictionResults = await evictions;
   const upgraded = succeeded(results);
+  const evicted = succeeded(evictionResults);
   deps.observer?.podsWritten?.('upgrade', upgraded);
-  deps.observer?.podsWritten?.('evict', succeeded(evicted));
+  deps.observer?.podsWritten?.('evict', evicted);
   if (upgraded > 0) {
     await deps.writer.event(
       sidecarSetRef(ss),
@@ -190,19 +191,18 @@ async function startUpgrades(
       `upgrading the sidecars of ${upgraded} pod(s) in place to ${shortHash(ctx.hash)}`,
     );
   }
-  if (succeeded(evicted) > 0) {
+  if (evicted > 0) {
     await deps.writer.event(
       sidecarSetRef(ss),
       'Normal',
       'RecreateStarted',
-      `evicted ${succeeded(evicted)} pod(s) so that their controllers recreate them with ${shortHash(ctx.hash)}`,
+      `evicted ${evicted} pod(s) so that their controllers recreate them with ${shortHash(ctx.hash)}`,
     );
   }
-  const first = [...results, ...evicted].find((r) => r.status === 'rejected');
+  const first = [...results, ...evictionResults].find((r) => r.status === 'rejected');
   if (first !== undefined) throw first.reason;
   // Evictions a PodDisruptionBudget refused: try again soon, even if nothing changes meanwhile.
-  const refused = evicted.length - succeeded(evicted);
-  return refused > 0 ? { requeueAfterMs: EVICTION_RETRY_MS } : {};
+  return evicted < evictionResults.length ? { requeueAfterMs: EVICTION_RETRY_MS } : {};
 }
 
 /** How many writes resolved true (the pod was written). */
