@@ -15,6 +15,7 @@ import type { Pod, PodCondition } from '../core/api/k8s-types.js';
 import type { SidecarSetStatus } from '../core/api/sidecarset-types.js';
 import type { ClusterWriter, EventType, ObjectReference } from '../controller/ports.js';
 import { ConflictError, EvictionRefusedError, ResizeRefusedError } from '../controller/ports.js';
+import { isPlainObject } from '../core/encoding/json.js';
 import { EventCorrelator, correlationKey } from './event-correlator.js';
 
 const strategicMerge = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
@@ -172,40 +173,27 @@ async function conflictAware(write: () => Promise<unknown>): Promise<void> {
  * currently)".
  */
 function evictionRefusal(err: ApiException<unknown>): string {
+  const details = statusOf(err)?.['details'];
+  const list = isPlainObject(details) ? details['causes'] : undefined;
+  const causes = (Array.isArray(list) ? list : []).flatMap((c: unknown) =>
+    isPlainObject(c) && typeof c['message'] === 'string' ? [c['message']] : [],
+  );
   const message = statusMessage(err);
-  let causes: string[] = [];
-  try {
-    const status: unknown = JSON.parse(String(err.body));
-    const details =
-      typeof status === 'object' && status !== null && 'details' in status
-        ? status.details
-        : undefined;
-    const list =
-      typeof details === 'object' && details !== null && 'causes' in details
-        ? details.causes
-        : undefined;
-    if (Array.isArray(list)) {
-      causes = list.flatMap((c: unknown) =>
-        typeof c === 'object' && c !== null && 'message' in c && typeof c.message === 'string'
-          ? [c.message]
-          : [],
-      );
-    }
-  } catch {
-    // Not a Status object: the message alone.
-  }
   return causes.length === 0 ? message : `${message} (${causes.join('; ')})`;
 }
 
 /** The message of the Status an API error carries, or the error's own. */
 function statusMessage(err: ApiException<unknown>): string {
+  const status = statusOf(err);
+  return status !== undefined && 'message' in status ? String(status['message']) : err.message;
+}
+
+/** The Status object an API error's body holds, if it holds one. */
+function statusOf(err: ApiException<unknown>): Record<string, unknown> | undefined {
   try {
     const status: unknown = JSON.parse(String(err.body));
-    if (typeof status === 'object' && status !== null && 'message' in status) {
-      return String(status.message);
-    }
+    return isPlainObject(status) ? status : undefined;
   } catch {
-    // Not a Status object: the error's message says what there is.
+    return undefined;
   }
-  return err.message;
 }

@@ -150,6 +150,7 @@ export function planUpgrade(
     if (upgradable.state === 'inFlight') waiting.push(hold(m, 'UpgradeInFlight'));
     else if (upgradable.state === 'notUpgradable') {
       const { message } = upgradable;
+      // undefined: recreated; '' (recreation off): no more to say.
       const notRecreated = ctx.recreatePods ? whyNotRecreated(m.pod) : '';
       if (notRecreated === undefined) {
         candidates.push({ ...m, recreate: message });
