@@ -45,7 +45,7 @@ import {
   SIDECARSET_INJECTED_LIST,
 } from '../src/core/api/annotations.js';
 import { injectPod } from '../src/core/inject/inject.js';
-import { scaleMaxUnavailable } from '../src/core/upgrade/intstr.js';
+import { scaleMaxUnavailable } from '../src/core/encoding/intstr.js';
 import type { Pod } from '../src/core/api/k8s-types.js';
 import { withHashes } from '../src/core/api/hash.js';
 import type { SidecarSet } from '../src/core/api/sidecarset-types.js';

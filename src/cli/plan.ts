@@ -7,7 +7,7 @@ import type { Pod } from '../core/api/k8s-types.js';
 import { planUpgrade } from '../core/upgrade/plan.js';
 import { resizableVersions } from '../core/upgrade/resources.js';
 import { podKey } from '../core/upgrade/pod-state.js';
-import { selectsForUpgrade } from '../core/upgrade/selection.js';
+import { selectsForUpgrade } from '../core/matching/upgrade-selection.js';
 import type { Simulation } from '../core/rollout/simulate.js';
 import { simulateRollout } from '../core/rollout/simulate.js';
 import type { PodRef, UpgradePlan, UpgradeStatus } from '../core/upgrade/types.js';

@@ -3,7 +3,7 @@
  * a cluster, as `kubectl rollout` does it for Deployments and DaemonSets. Thin: the decisions are
  * the core's (rollout-status.ts, revisions/rollback.ts); this fetches, writes and prints.
  */
-import { RESUMED_AT } from '../core/upgrade/health-settings.js';
+import { RESUMED_AT } from '../core/api/health-gate-annotations.js';
 import type { HistoryEntry } from '../core/revisions/rollback.js';
 import { planRollback, revisionHistory } from '../core/revisions/rollback.js';
 import { toSidecarSetRevision } from '../core/revisions/history.js';

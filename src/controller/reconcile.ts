@@ -12,17 +12,15 @@ import { withHashes } from '../core/api/hash.js';
 import { V1BETA1 } from '../core/api/sidecarset-types.js';
 import type { SidecarSet, SidecarSetStatus } from '../core/api/sidecarset-types.js';
 import type { StoredRevision } from '../core/revisions/history.js';
-import {
-  ROLLOUT_PAUSED,
-  nextRolloutPausedConditions,
-} from '../core/upgrade/rollout-paused-condition.js';
+import { ROLLOUT_PAUSED } from '../core/api/sidecarset-types.js';
+import { nextRolloutPausedConditions } from '../core/status/rollout-paused-condition.js';
 import { healthSettings } from '../core/upgrade/health-settings.js';
 import type { SidecarSetContext } from '../core/upgrade/context.js';
 import { sidecarSetContext } from '../core/upgrade/context.js';
 import { planUpgrade } from '../core/upgrade/plan.js';
 import { recordedHash } from '../core/pod-annotations/pod-hash-annotation.js';
 import { nextStatusConditions } from '../core/status/status-conditions.js';
-import { containerStatus } from '../core/upgrade/pod-containers.js';
+import { containerStatus } from '../core/api/pod-containers.js';
 import {
   isStateConsistent,
   isTerminating,
@@ -30,9 +28,9 @@ import {
   podKey,
   podRef,
 } from '../core/upgrade/pod-state.js';
-import { selectsForUpgrade } from '../core/upgrade/selection.js';
+import { selectsForUpgrade } from '../core/matching/upgrade-selection.js';
 import type { UpgradePlan } from '../core/upgrade/types.js';
-import { nextUpgradableCondition } from '../core/upgrade/upgradable-condition.js';
+import { nextUpgradableCondition } from '../core/status/upgradable-condition.js';
 import { resizableVersions } from '../core/upgrade/resources.js';
 import type { PodWriteDeps } from './pod-writes.js';
 import {
@@ -327,7 +325,7 @@ async function openReadinessGates(pods: readonly Pod[], deps: ReconcileDeps): Pr
 }
 
 /**
- * The status, with the RolloutPaused condition (src/core/upgrade/rollout-paused-condition.ts) and
+ * The status, with the RolloutPaused condition (src/core/status/rollout-paused-condition.ts) and
  * Ready, Reconciling and Stalled (src/core/status/status-conditions.ts): written when it changed. When
  * failed pods have just paused the rollout, a Warning event says so.
  */

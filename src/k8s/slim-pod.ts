@@ -46,10 +46,10 @@ import {
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
   isSlotVersionAnnotation,
 } from '../core/api/annotations.js';
-import { UPGRADE_BASELINE } from '../core/upgrade/upgrade-baseline.js';
-import { EVICTION_REFUSED, RESIZE_REFUSED } from '../core/upgrade/refusals.js';
+import { UPGRADE_BASELINE } from '../core/pod-annotations/upgrade-baseline.js';
+import { EVICTION_REFUSED, RESIZE_REFUSED } from '../core/pod-annotations/refusals.js';
 import { RESIZE_IN_PROGRESS, RESIZE_PENDING } from '../core/upgrade/resources.js';
-import { SIDECARSET_UPGRADABLE } from '../core/upgrade/upgradable-condition.js';
+import { SIDECARSET_UPGRADABLE } from '../core/status/upgradable-condition.js';
 import type {
   Container,
   ContainerStatus,
@@ -66,11 +66,11 @@ export const BOOKKEEPING_ANNOTATIONS: readonly string[] = [
   SIDECARSET_INJECTED_LIST,
   SIDECARSET_INPLACE_UPDATE_STATE,
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
-  /** Ours: the pod before its upgrade, for the health gate (core/upgrade/upgrade-baseline.ts). */
+  /** Ours: the pod before its upgrade, for the health gate (core/pod-annotations/upgrade-baseline.ts). */
   UPGRADE_BASELINE,
-  /** Ours: a resize the API server refused (core/upgrade/refusals.ts). */
+  /** Ours: a resize the API server refused (core/pod-annotations/refusals.ts). */
   RESIZE_REFUSED,
-  /** Ours: the last eviction refused (core/upgrade/refusals.ts). */
+  /** Ours: the last eviction refused (core/pod-annotations/refusals.ts). */
   EVICTION_REFUSED,
 ];
 

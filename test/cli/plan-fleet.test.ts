@@ -19,7 +19,7 @@ import { simulateRollout } from '../../src/core/rollout/simulate.js';
 import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 import { planUpgrade } from '../../src/core/upgrade/plan.js';
 import { podKey } from '../../src/core/upgrade/pod-state.js';
-import { selectsForUpgrade } from '../../src/core/upgrade/selection.js';
+import { selectsForUpgrade } from '../../src/core/matching/upgrade-selection.js';
 import type { UpgradeStatus } from '../../src/core/upgrade/types.js';
 import { readManifests } from '../../src/io/documents.js';
 import { grayReleasePods } from '../fixtures/plan/gray-release-pods.js';

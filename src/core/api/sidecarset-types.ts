@@ -156,11 +156,24 @@ export interface SidecarSetStatus {
   updatedReadyPods?: number;
   latestRevision?: string;
   collisionCount?: number;
-  /** Ours (not OpenKruise's): RolloutPaused (src/core/upgrade/rollout-paused-condition.ts). */
+  /** Ours (not OpenKruise's): RolloutPaused (src/core/status/rollout-paused-condition.ts). */
   conditions?: SidecarSetCondition[];
   /** Ours: pods matched since the SidecarSet exists but created without it (src/core/matching/missed-pods.ts). */
   missedPods?: number;
 }
+
+/** Ours: the SidecarSet condition set while a rollout is paused (src/core/status/rollout-paused-condition.ts). */
+export const ROLLOUT_PAUSED = 'RolloutPaused';
+
+/** Why the condition says what it says. */
+export const ROLLOUT_PAUSED_REASONS = {
+  /** True: failed upgraded pods reached the threshold; the controller stopped upgrading. */
+  unhealthy: 'UnhealthyPods',
+  /** True: spec.updateStrategy.paused (a user's pause). */
+  user: 'Paused',
+  /** False: it was paused and is not any more. */
+  resumed: 'Resumed',
+} as const;
 
 /** A status condition, as metav1.Condition. */
 export interface SidecarSetCondition {

@@ -7,7 +7,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 
-import { ROLLOUT_PAUSED } from '../upgrade/rollout-paused-condition.js';
+import { ROLLOUT_PAUSED } from '../api/sidecarset-types.js';
 import { INSTALLATION } from '../api/installation-names.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
 

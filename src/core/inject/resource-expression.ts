@@ -7,7 +7,7 @@
  * The parser is generic over an ExprAlgebra: validation evaluates with plain floats (below), the
  * injection evaluates with Go's resource.Quantity arithmetic (inject/resources-policy.ts).
  */
-import { parseQuantityValue } from '../validation/quantity-value.js';
+import { parseQuantityValue } from '../encoding/quantity-value.js';
 
 /** A quantity carries a unit; a plain number (or percentage) is a scalar. */
 export interface ExprValue {

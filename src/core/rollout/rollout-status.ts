@@ -4,14 +4,14 @@
  * the held pods come with the controller's own reasons. Like `kubectl rollout status`, it says
  * whether the rollout is done; unlike it, it also says what holds the rest back.
  */
-import type { RolloutPause } from '../upgrade/rollout-paused-condition.js';
-import { rolloutPause } from '../upgrade/rollout-paused-condition.js';
+import type { RolloutPause } from '../status/rollout-paused-condition.js';
+import { rolloutPause } from '../status/rollout-paused-condition.js';
 import type { Pod } from '../api/k8s-types.js';
 import type { NamespaceLabels } from '../matching/match.js';
 import { withHashes } from '../api/hash.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
 import { planUpgrade } from '../upgrade/plan.js';
-import { selectsForUpgrade } from '../upgrade/selection.js';
+import { selectsForUpgrade } from '../matching/upgrade-selection.js';
 import type { HoldReason, PodRef, UpgradePlan } from '../upgrade/types.js';
 
 export type RolloutPhase =

@@ -7,7 +7,7 @@ import {
   SIDECARSET_HASH_WITHOUT_IMAGE,
   SIDECARSET_INPLACE_UPDATE_STATE,
 } from '../api/annotations.js';
-import { UPGRADE_BASELINE, withUpgradeBaseline } from './upgrade-baseline.js';
+import { UPGRADE_BASELINE, withUpgradeBaseline } from '../pod-annotations/upgrade-baseline.js';
 import { applyPatchPodMetadata } from '../inject/pod-metadata.js';
 import { isPlainObject } from '../encoding/json.js';
 import type { Pod } from '../api/k8s-types.js';
@@ -23,11 +23,14 @@ import {
 } from '../pod-annotations/pod-hash-annotation.js';
 import type { SidecarSetPatchPodMetadata } from '../api/sidecarset-types.js';
 import type { SidecarSetContext } from './context.js';
-import type { InPlaceUpdateEntry } from './in-place-update-state.js';
-import { formatInPlaceUpdateStates, readInPlaceUpdateStates } from './in-place-update-state.js';
+import type { InPlaceUpdateEntry } from '../pod-annotations/in-place-update-state.js';
+import {
+  formatInPlaceUpdateStates,
+  readInPlaceUpdateStates,
+} from '../pod-annotations/in-place-update-state.js';
 import { flipChanges, hotUpgradeChanges } from './hot-slots.js';
 import { resourceChanges } from './resources.js';
-import { containerStatus, podContainer } from './pod-containers.js';
+import { containerStatus, podContainer } from '../api/pod-containers.js';
 import { hasReadyCondition, podRef } from './pod-state.js';
 import type { ImageChange, PodFlip, PodUpgrade } from './types.js';
 

@@ -8,10 +8,10 @@
  */
 import type { Pod } from '../api/k8s-types.js';
 import type { SidecarSetContext } from './context.js';
-import { imagesEqual } from './image.js';
-import { containerStatus, podContainer } from './pod-containers.js';
+import { imagesEqual } from '../api/image-compare.js';
+import { containerStatus, podContainer } from '../api/pod-containers.js';
 import { pendingResize, resourcesApplied } from './resources.js';
-import { RESIZE_REFUSED, recordedRefusal } from './refusals.js';
+import { RESIZE_REFUSED, recordedRefusal } from '../pod-annotations/refusals.js';
 import {
   hasReadyCondition,
   hotSlots,
@@ -21,8 +21,8 @@ import {
   workingHotContainers,
 } from './pod-state.js';
 import type { HealthSettings } from './health-settings.js';
-import type { UpgradeBaseline } from './upgrade-baseline.js';
-import { UPGRADE_BASELINE, readUpgradeBaselines } from './upgrade-baseline.js';
+import type { UpgradeBaseline } from '../pod-annotations/upgrade-baseline.js';
+import { UPGRADE_BASELINE, readUpgradeBaselines } from '../pod-annotations/upgrade-baseline.js';
 
 export const FAILURES = [
   'CrashLoop',

@@ -13,7 +13,7 @@ import {
 import { formatWorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
 import type { Pod } from '../api/k8s-types.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
-import { containerStatus, podContainer } from './pod-containers.js';
+import { containerStatus, podContainer } from '../api/pod-containers.js';
 import {
   hotSlots,
   isRunningAndReady,

@@ -14,7 +14,7 @@ import { buildPodFlip, buildPodUpgrade } from './change.js';
 import type { SidecarSetContext } from './context.js';
 import { sidecarSetContext } from './context.js';
 import { needsFlip } from './hot-slots.js';
-import { scaleMaxUnavailable, scalePartition } from './intstr.js';
+import { scaleMaxUnavailable, scalePartition } from '../encoding/intstr.js';
 import { sortCandidates } from './order.js';
 import {
   hasEverySidecar,
@@ -29,7 +29,7 @@ import {
   upgradability,
 } from './pod-state.js';
 import { podController, whyNotRecreated } from './recreation.js';
-import { EVICTION_REFUSED, RESIZE_REFUSED, recordedRefusal } from './refusals.js';
+import { EVICTION_REFUSED, RESIZE_REFUSED, recordedRefusal } from '../pod-annotations/refusals.js';
 import { scatterCandidates } from './scatter.js';
 import type {
   ExcludedPod,
@@ -55,7 +55,7 @@ interface MatchedPod {
   ready: boolean;
   /** This SidecarSet wrote a sidecar image in place, for this revision or an earlier one. */
   upgradedInPlace: boolean;
-  /** The API server refused to resize the pod to this version (core/upgrade/refusals.ts). */
+  /** The API server refused to resize the pod to this version (core/pod-annotations/refusals.ts). */
   resizeRefused: boolean;
   /** Not upgradable in place, recreated instead: why (core/upgrade/recreation.ts). */
   recreate?: string;

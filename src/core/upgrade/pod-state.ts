@@ -15,9 +15,9 @@ import type { Container, Pod, PodCondition } from '../api/k8s-types.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
 import { podNamespace } from '../matching/match.js';
 import { recordedHash } from '../pod-annotations/pod-hash-annotation.js';
-import { imagesEqual, isDigestImage, stripImageIdScheme } from './image.js';
-import { recordedStatuses } from './in-place-update-state.js';
-import { containerStatus, podContainer } from './pod-containers.js';
+import { imagesEqual, isDigestImage, stripImageIdScheme } from '../api/image-compare.js';
+import { recordedStatuses } from '../pod-annotations/in-place-update-state.js';
+import { containerStatus, podContainer } from '../api/pod-containers.js';
 import { pendingResize, resizeRefusal, resourceChanges, resourcesApplied } from './resources.js';
 import type { PodRef } from './types.js';
 

@@ -16,7 +16,7 @@ import { compareQuantities, parseQuantity } from '../encoding/quantity.js';
 import type { StoredRevision } from '../revisions/history.js';
 import { toSidecarSetRevision } from '../revisions/history.js';
 import type { SidecarSetContext } from './context.js';
-import { containerStatus, podContainer } from './pod-containers.js';
+import { containerStatus, podContainer } from '../api/pod-containers.js';
 
 export interface ResourceChange {
   container: string;

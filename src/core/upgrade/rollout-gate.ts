@@ -10,7 +10,7 @@ import type { SidecarSet } from '../api/sidecarset-types.js';
 import type { SidecarSetContext } from './context.js';
 import type { RolloutHealth } from './rollout-health.js';
 import { rolloutHealth } from './rollout-health.js';
-import { ROLLOUT_PAUSED, ROLLOUT_PAUSED_REASONS } from './rollout-paused-condition.js';
+import { ROLLOUT_PAUSED, ROLLOUT_PAUSED_REASONS } from '../api/sidecarset-types.js';
 import { healthSettings } from './health-settings.js';
 
 export function rolloutGate(

@@ -1,11 +1,11 @@
 /**
  * The health gate's tuning annotations refused when malformed (docs/adr/0014-health-gated-rollouts.md),
- * parsed by the same code the controller reads them with (src/core/upgrade/health-settings.ts). Like
+ * parsed by the same code the controller reads them with (src/core/api/health-gate-annotations.ts). Like
  * Kubernetes' ratcheting validation, an UPDATE that keeps an annotation's stored value is not
  * refused for it: SidecarSets stored before this check stay updatable.
  */
-import type { TuningAnnotation } from '../upgrade/health-settings.js';
-import { HEALTH_ANNOTATIONS } from '../upgrade/health-settings.js';
+import type { TuningAnnotation } from '../api/health-gate-annotations.js';
+import { HEALTH_ANNOTATIONS } from '../api/health-gate-annotations.js';
 import type { FieldError } from './field-error.js';
 import { invalid, notSupported } from './field-error.js';
 

@@ -3,7 +3,7 @@ import type { JsonObject } from '../encoding/json.js';
 import type { FieldError } from './field-error.js';
 import { childPath, indexPath, invalid } from './field-error.js';
 import { isPlainObject } from '../encoding/json.js';
-import { quantityOf } from './quantity-value.js';
+import { quantityOf } from '../encoding/quantity-value.js';
 
 export function validateResources(
   resources: Readonly<JsonObject> | undefined,

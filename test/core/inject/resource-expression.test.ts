@@ -4,7 +4,7 @@ import {
   checkResourceExpression,
   evaluateResourceExpression,
 } from '../../../src/core/inject/resource-expression.js';
-import { parseQuantityValue, quantityOf } from '../../../src/core/validation/quantity-value.js';
+import { parseQuantityValue, quantityOf } from '../../../src/core/encoding/quantity-value.js';
 
 // TestValidateResourceExpression, by essence: valid forms parse; each broken form is one error.
 const valid = [

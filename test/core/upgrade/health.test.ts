@@ -11,16 +11,16 @@ import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 import { judgePod, judgedContainers } from '../../../src/core/upgrade/health-judge.js';
 import { rolloutGate } from '../../../src/core/upgrade/rollout-gate.js';
 import { rolloutHealth } from '../../../src/core/upgrade/rollout-health.js';
+import { ROLLOUT_PAUSED } from '../../../src/core/api/sidecarset-types.js';
 import {
-  ROLLOUT_PAUSED,
   nextRolloutPausedConditions,
   rolloutPause,
-} from '../../../src/core/upgrade/rollout-paused-condition.js';
+} from '../../../src/core/status/rollout-paused-condition.js';
 import { healthSettings, pauseThreshold } from '../../../src/core/upgrade/health-settings.js';
 import {
   UPGRADE_BASELINE,
   readUpgradeBaselines,
-} from '../../../src/core/upgrade/upgrade-baseline.js';
+} from '../../../src/core/pod-annotations/upgrade-baseline.js';
 import { applyPodUpgrade, buildPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';

@@ -9,13 +9,13 @@ import {
   isDigestImage,
   parseImage,
   stripImageIdScheme,
-} from '../../../src/core/upgrade/image.js';
+} from '../../../src/core/api/image-compare.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import { readHashes, recordedHash } from '../../../src/core/pod-annotations/pod-hash-annotation.js';
 import {
   formatInPlaceUpdateStates,
   readInPlaceUpdateStates,
-} from '../../../src/core/upgrade/in-place-update-state.js';
+} from '../../../src/core/pod-annotations/in-place-update-state.js';
 import {
   hasEverySidecar,
   isReady,

@@ -10,7 +10,7 @@ import type {
   UpdatePriorityStrategy,
   UpdateScatterTerm,
 } from '../../../src/core/api/sidecarset-types.js';
-import { scaleMaxUnavailable } from '../../../src/core/upgrade/intstr.js';
+import { scaleMaxUnavailable } from '../../../src/core/encoding/intstr.js';
 import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import { simulateRollout } from '../../../src/core/rollout/simulate.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { ANY_NAMESPACE, minimalNamespaceLabels } from '../../../src/core/matching/match.js';
-import { selectsForUpgrade } from '../../../src/core/upgrade/selection.js';
+import { selectsForUpgrade } from '../../../src/core/matching/upgrade-selection.js';
 import { makePod, makeSidecarSet } from '../../support/factories.js';
 
 describe('selectsForUpgrade', () => {

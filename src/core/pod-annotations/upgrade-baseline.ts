@@ -8,8 +8,8 @@
  */
 import { isPlainObject, readJsonObject } from '../encoding/json.js';
 import type { Pod } from '../api/k8s-types.js';
-import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
-import { containerStatus } from './pod-containers.js';
+import { formatTimestamp } from './pod-hash-annotation.js';
+import { containerStatus } from '../api/pod-containers.js';
 
 export const UPGRADE_BASELINE = 'sidecarset.dev/upgrade-baseline';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { PodCondition } from '../../../src/core/api/k8s-types.js';
-import { nextUpgradableCondition } from '../../../src/core/upgrade/upgradable-condition.js';
+import { nextUpgradableCondition } from '../../../src/core/status/upgradable-condition.js';
 
 const now = new Date('2026-07-02T10:00:00Z');
 const later = new Date('2026-07-02T11:00:00Z');

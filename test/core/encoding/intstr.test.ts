@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { scaleMaxUnavailable, scalePartition } from '../../../src/core/upgrade/intstr.js';
+import { scaleMaxUnavailable, scalePartition } from '../../../src/core/encoding/intstr.js';
 import type { IntOrString } from '../../../src/core/api/k8s-types.js';
 
 describe('scalePartition (CalculatePartitionReplicas)', () => {

@@ -3,26 +3,15 @@
  * makes of a SidecarSet: whether its rollout is paused, by whom and why.
  */
 import type { SidecarSet, SidecarSetCondition } from '../api/sidecarset-types.js';
+import { ROLLOUT_PAUSED, ROLLOUT_PAUSED_REASONS } from '../api/sidecarset-types.js';
 import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
-import type { RolloutHealth } from './rollout-health.js';
-
-export const ROLLOUT_PAUSED = 'RolloutPaused';
-
-/** Why the condition says what it says. */
-export const ROLLOUT_PAUSED_REASONS = {
-  /** True: failed upgraded pods reached the threshold; the controller stopped upgrading. */
-  unhealthy: 'UnhealthyPods',
-  /** True: spec.updateStrategy.paused (a user's pause). */
-  user: 'Paused',
-  /** False: it was paused and is not any more. */
-  resumed: 'Resumed',
-} as const;
+import type { RolloutHealth } from '../upgrade/rollout-health.js';
 
 export interface PauseInput {
   health: RolloutHealth | undefined;
   /** spec.updateStrategy.paused. */
   userPaused: boolean;
-  /** metadata.generation: a pause holds for this spec only (rollout-gate.ts). */
+  /** metadata.generation: a pause holds for this spec only (core/upgrade/rollout-gate.ts). */
   generation: number | undefined;
 }
 

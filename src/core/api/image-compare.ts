@@ -3,7 +3,7 @@
  * reference.Parse, without normalisation (so "busybox" and "docker.io/library/busybox" differ, as
  * they do in OpenKruise).
  */
-import { NAME_TOTAL_LENGTH_MAX, REFERENCE, validDigest } from '../api/image-ref.js';
+import { NAME_TOTAL_LENGTH_MAX, REFERENCE, validDigest } from './image-ref.js';
 
 export interface ParsedImage {
   repository: string;

@@ -1,7 +1,7 @@
 /** Which pods a SidecarSet's rollout looks at: those its selector and namespace rules match. */
 import type { Pod } from '../api/k8s-types.js';
-import type { NamespaceLabels } from '../matching/match.js';
-import { matchSidecarSet, podNamespace } from '../matching/match.js';
+import type { NamespaceLabels } from './match.js';
+import { matchSidecarSet, podNamespace } from './match.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
 
 /**

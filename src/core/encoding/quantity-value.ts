@@ -3,7 +3,7 @@
  * request ≤ limit, expression checks). Not for arithmetic whose result is written back.
  */
 import { SidecarSetError } from '../errors.js';
-import { parseQuantity } from '../encoding/quantity.js';
+import { parseQuantity } from './quantity.js';
 
 /** The quantity's value in base units, or undefined when the string is not a quantity. */
 export function parseQuantityValue(text: string): number | undefined {

@@ -1,5 +1,5 @@
 /** A pod's containers and their statuses by name, whichever list holds them. */
-import type { Container, ContainerStatus, Pod } from '../api/k8s-types.js';
+import type { Container, ContainerStatus, Pod } from './k8s-types.js';
 
 /**
  * The pod's container of that name. A sidecar is an app-list container or, as a native sidecar,

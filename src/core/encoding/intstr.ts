@@ -3,7 +3,8 @@
  * (OpenKruise pkg/util/tools.go: CalculatePartitionReplicas, GetScaledValueFromIntOrPercent). Invalid strings scale to 0 rather than throw, as the
  * controller does: validation is the place that rejects them.
  */
-import type { IntOrString } from '../api/k8s-types.js';
+/** The Kubernetes IntOrString (src/core/api/k8s-types.ts), as JSON gives it. */
+type IntOrString = number | string;
 
 /** Go's strconv.ParseFloat for plain decimal input; anything else (hex, inf, nan) is rejected. */
 const DECIMAL_FLOAT = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
