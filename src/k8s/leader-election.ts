@@ -129,127 +129,269 @@ const realSchedule: Schedule = (run, ms) => {
   };
 };
 
+/** Starts electing at once; see LeaderElector. */
 export function startLeaderElection(options: LeaderElectionOptions): LeaderElection {
-  const leaseDurationMs = options.leaseDurationMs ?? LEADER_ELECTION_DEFAULTS.leaseDurationMs;
-  const renewDeadlineMs = options.renewDeadlineMs ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs;
-  const retryPeriodMs = options.retryPeriodMs ?? LEADER_ELECTION_DEFAULTS.retryPeriodMs;
-  const jitterFactor = options.jitterFactor ?? LEADER_ELECTION_DEFAULTS.jitterFactor;
-  validate(options, { leaseDurationMs, renewDeadlineMs, retryPeriodMs, jitterFactor });
+  const elector = new LeaderElector(options);
+  elector.start();
+  return elector;
+}
 
-  const { namespace, name, identity } = options;
-  const log = options.logger.child({ lease: `${namespace}/${name}`, identity });
-  const clock = options.now ?? (() => new Date());
-  const nowMs = (): number => clock().getTime();
-  const schedule = options.schedule ?? realSchedule;
-  const client = options.client ?? options.kubeConfig.makeApiClient(CoordinationV1Api);
+/**
+ * client-go's leaderelection.LeaderElector: a loop that tries to acquire the lease while a
+ * candidate and to renew it while the leader, every retryPeriod.
+ */
+class LeaderElector implements LeaderElection {
+  private readonly options: LeaderElectionOptions;
+  private readonly leaseDurationMs: number;
+  private readonly renewDeadlineMs: number;
+  private readonly retryPeriodMs: number;
+  private readonly jitterFactor: number;
+  private readonly namespace: string;
+  private readonly name: string;
+  private readonly identity: string;
+  private readonly log: Logger;
+  private readonly clock: () => Date;
+  private readonly schedule: Schedule;
+  private readonly client: LeaseClient;
 
   /** The lease object as last read or written: its resourceVersion guards our next write. */
-  let lease: V1Lease | undefined;
-  let observed: ObservedRecord | undefined;
+  private lease: V1Lease | undefined;
+  private observed: ObservedRecord | undefined;
   /** Local ms when `observed` last changed; the lease expires leaseDuration after it. */
-  let observedAt = 0;
-  let reportedLeader = '';
-  let leading: Leadership | undefined;
-  let stopped = false;
-  let attemptController: AbortController | undefined;
-  let wakeSleep: (() => void) | undefined;
-  let stopping: Promise<void> | undefined;
+  private observedAt = 0;
+  private reportedLeader = '';
+  private leading: Leadership | undefined;
+  private stopped = false;
+  private attemptController: AbortController | undefined;
+  private wakeSleep: (() => void) | undefined;
+  private stopping: Promise<void> | undefined;
+  private loop: Promise<void> = Promise.resolve();
 
-  function observe(next: V1Lease, at: number): void {
-    lease = next;
-    const record = recordOf(next);
-    if (record.raw !== observed?.raw) {
-      observed = record;
-      observedAt = at;
+  constructor(options: LeaderElectionOptions) {
+    const leaseDurationMs = options.leaseDurationMs ?? LEADER_ELECTION_DEFAULTS.leaseDurationMs;
+    const renewDeadlineMs = options.renewDeadlineMs ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs;
+    const retryPeriodMs = options.retryPeriodMs ?? LEADER_ELECTION_DEFAULTS.retryPeriodMs;
+    const jitterFactor = options.jitterFactor ?? LEADER_ELECTION_DEFAULTS.jitterFactor;
+    validate(options, { leaseDurationMs, renewDeadlineMs, retryPeriodMs, jitterFactor });
+
+    this.options = options;
+    this.leaseDurationMs = leaseDurationMs;
+    this.renewDeadlineMs = renewDeadlineMs;
+    this.retryPeriodMs = retryPeriodMs;
+    this.jitterFactor = jitterFactor;
+    const { namespace, name, identity } = options;
+    this.namespace = namespace;
+    this.name = name;
+    this.identity = identity;
+    this.log = options.logger.child({ lease: `${namespace}/${name}`, identity });
+    this.clock = options.now ?? (() => new Date());
+    this.schedule = options.schedule ?? realSchedule;
+    this.client = options.client ?? options.kubeConfig.makeApiClient(CoordinationV1Api);
+  }
+
+  /** Starts the loop (client-go's Run, which does not block here). */
+  start(): void {
+    this.loop = this.run().catch((err: unknown) => {
+      this.log.error({ err: describe(err) }, 'leader election loop failed');
+      this.loseLeadership('leader election loop failed');
+    });
+  }
+
+  stop(stopOptions: StopOptions = {}): Promise<void> {
+    if (this.stopping !== undefined) return this.stopping;
+    this.stopped = true;
+    // Leadership ends now, synchronously, not when the loop notices.
+    this.loseLeadership('stopped leader election');
+    const inDoubt = this.attemptController !== undefined;
+    this.attemptController?.abort(new Error('leader election stopped'));
+    this.wakeSleep?.();
+    this.stopping = this.loop.then(() =>
+      stopOptions.release === true ? this.release(inDoubt) : undefined,
+    );
+    return this.stopping;
+  }
+
+  isLeader(): boolean {
+    if (this.leading !== undefined && this.nowMs() >= this.leading.deadlineAt) {
+      // The deadline timer has not run yet (a busy event loop): the clock decides.
+      this.loseLeadership('failed to renew the lease before the renew deadline');
     }
-    if (record.holder !== reportedLeader) {
-      reportedLeader = record.holder;
-      if (record.holder !== '') {
-        log.info({ leader: record.holder }, 'new leader observed');
-        callSafely('onNewLeader', () => options.onNewLeader?.(record.holder));
-      }
+    return this.leading !== undefined;
+  }
+
+  leader(): string | undefined {
+    const observed = this.observed;
+    return observed === undefined || observed.holder === '' ? undefined : observed.holder;
+  }
+
+  private nowMs(): number {
+    return this.clock().getTime();
+  }
+
+  /** Read through a call, so that TypeScript does not narrow the flag across awaits. */
+  private isStopped(): boolean {
+    return this.stopped;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.isStopped()) {
+      if (this.isLeader()) await this.renew();
+      else await this.acquire();
     }
   }
 
-  function leaseValid(at: number): boolean {
-    return observed !== undefined && observedAt + observed.leaseDurationSeconds * 1000 > at;
+  /** A candidate's round: one attempt to take the lease, then a jittered pause if it failed. */
+  private async acquire(): Promise<void> {
+    const { ok, start } = await this.attempt();
+    if (this.isStopped()) return;
+    if (ok && start + this.renewDeadlineMs > this.nowMs()) {
+      this.startLeading(start);
+      return;
+    }
+    await this.sleep(this.retryPeriodMs * (1 + Math.random() * this.jitterFactor));
+  }
+
+  /** The leader's round: after retryPeriod, one attempt to renew the lease. */
+  private async renew(): Promise<void> {
+    await this.sleep(this.retryPeriodMs);
+    if (this.isStopped() || !this.isLeader()) return;
+    const { ok, start } = await this.attempt();
+    if (this.isStopped() || this.leading === undefined) return;
+    if (ok) {
+      this.leading.deadlineAt = start + this.renewDeadlineMs;
+      this.armDeadline(this.leading);
+    } else if (this.observed !== undefined && this.observed.holder !== this.identity) {
+      // client-go waits for the deadline even then; another holder means we are not the leader now.
+      this.loseLeadership(`the lease was taken by ${this.observed.holder || 'nobody'}`);
+    }
+    // Otherwise retry after retryPeriod until the deadline timer gives up.
+  }
+
+  /** One attempt, abandoned (its requests aborted) after renewDeadline or on stop. */
+  private async attempt(): Promise<{ ok: boolean; start: number }> {
+    const start = this.clock();
+    const controller = new AbortController();
+    this.attemptController = controller;
+    const cancelTimeout = this.schedule(() => {
+      controller.abort(new Error('lease request timed out'));
+    }, this.renewDeadlineMs);
+    try {
+      return { ok: await this.tryAcquireOrRenew(start, controller.signal), start: start.getTime() };
+    } finally {
+      cancelTimeout();
+      this.attemptController = undefined;
+    }
   }
 
   /** client-go's tryAcquireOrRenew: one attempt to create, take over or renew the lease. */
-  async function tryAcquireOrRenew(start: Date, signal: AbortSignal): Promise<boolean> {
+  private async tryAcquireOrRenew(start: Date, signal: AbortSignal): Promise<boolean> {
     const requestOptions = withSignal(signal);
     const startMs = start.getTime();
-    const holdsLease = observed?.holder === identity;
+    const holdsLease = this.observed?.holder === this.identity;
 
     // Fast path for the leader: renew with the resourceVersion of our own last write.
-    if (holdsLease && lease !== undefined && leaseValid(startMs)) {
-      const spec = leaseSpec(lease, start, {
-        acquireTime: observed?.acquireTime ?? start,
-        leaseTransitions: observed?.leaseTransitions ?? 0,
+    if (holdsLease && this.lease !== undefined && this.leaseValid(startMs)) {
+      const spec = this.leaseSpec(this.lease, start, {
+        acquireTime: this.observed?.acquireTime ?? start,
+        leaseTransitions: this.observed?.leaseTransitions ?? 0,
       });
       try {
-        observe(await replace(lease, spec, requestOptions), nowMs());
+        this.observe(await this.replace(this.lease, spec, requestOptions), this.nowMs());
         return true;
       } catch (err: unknown) {
         if (signal.aborted) return false;
-        log.debug({ err: describe(err) }, 'optimistic renew failed; reading the lease');
+        this.log.debug({ err: describe(err) }, 'optimistic renew failed; reading the lease');
       }
     }
 
     let current: V1Lease;
     try {
-      current = await client.readNamespacedLease({ name, namespace }, requestOptions);
+      current = await this.read(requestOptions);
     } catch (err: unknown) {
       if (statusOf(err) !== 404) {
-        log.warn({ err: describe(err) }, 'cannot read the lease');
+        this.log.warn({ err: describe(err) }, 'cannot read the lease');
         return false;
       }
-      return create(start, requestOptions);
+      return this.create(start, requestOptions);
     }
-    observe(current, nowMs());
+    this.observe(current, this.nowMs());
     const record = recordOf(current);
     // Held by another and not expired, by our clock since we last saw it change.
-    if (record.holder !== '' && record.holder !== identity && leaseValid(startMs)) {
-      log.debug({ leader: record.holder }, 'the lease is held by another and has not expired');
+    if (record.holder !== '' && record.holder !== this.identity && this.leaseValid(startMs)) {
+      this.log.debug({ leader: record.holder }, 'the lease is held by another and has not expired');
       return false;
     }
-    const ours = record.holder === identity;
-    const spec = leaseSpec(current, start, {
+    const ours = record.holder === this.identity;
+    const spec = this.leaseSpec(current, start, {
       acquireTime: ours ? (record.acquireTime ?? start) : start,
       leaseTransitions: ours ? record.leaseTransitions : record.leaseTransitions + 1,
     });
     try {
-      observe(await replace(current, spec, requestOptions), nowMs());
+      this.observe(await this.replace(current, spec, requestOptions), this.nowMs());
       return true;
     } catch (err: unknown) {
       if (statusOf(err) === 409) {
-        log.debug('another candidate wrote the lease first');
+        this.log.debug('another candidate wrote the lease first');
       } else if (!signal.aborted) {
-        log.warn({ err: describe(err) }, 'cannot update the lease');
+        this.log.warn({ err: describe(err) }, 'cannot update the lease');
       }
       return false;
     }
   }
 
-  async function create(start: Date, requestOptions: LeaseRequestOptions): Promise<boolean> {
+  private observe(next: V1Lease, at: number): void {
+    this.lease = next;
+    const record = recordOf(next);
+    if (record.raw !== this.observed?.raw) {
+      this.observed = record;
+      this.observedAt = at;
+    }
+    if (record.holder !== this.reportedLeader) {
+      this.reportedLeader = record.holder;
+      if (record.holder !== '') {
+        this.log.info({ leader: record.holder }, 'new leader observed');
+        this.callSafely('onNewLeader', () => this.options.onNewLeader?.(record.holder));
+      }
+    }
+  }
+
+  private leaseValid(at: number): boolean {
+    return (
+      this.observed !== undefined &&
+      this.observedAt + this.observed.leaseDurationSeconds * 1000 > at
+    );
+  }
+
+  private read(requestOptions: LeaseRequestOptions): Promise<V1Lease> {
+    return this.client.readNamespacedLease(
+      { name: this.name, namespace: this.namespace },
+      requestOptions,
+    );
+  }
+
+  private async create(start: Date, requestOptions: LeaseRequestOptions): Promise<boolean> {
     const body = new V1Lease();
     body.apiVersion = 'coordination.k8s.io/v1';
     body.kind = 'Lease';
     body.metadata = new V1ObjectMeta();
-    body.metadata.name = name;
-    body.metadata.namespace = namespace;
-    body.spec = leaseSpec(undefined, start, { acquireTime: start, leaseTransitions: 0 });
+    body.metadata.name = this.name;
+    body.metadata.namespace = this.namespace;
+    body.spec = this.leaseSpec(undefined, start, { acquireTime: start, leaseTransitions: 0 });
     try {
-      observe(await client.createNamespacedLease({ namespace, body }, requestOptions), nowMs());
+      const created = await this.client.createNamespacedLease(
+        { namespace: this.namespace, body },
+        requestOptions,
+      );
+      this.observe(created, this.nowMs());
       return true;
     } catch (err: unknown) {
-      if (statusOf(err) === 409) log.debug('another candidate created the lease first');
-      else log.warn({ err: describe(err) }, 'cannot create the lease');
+      if (statusOf(err) === 409) this.log.debug('another candidate created the lease first');
+      else this.log.warn({ err: describe(err) }, 'cannot create the lease');
       return false;
     }
   }
 
-  function replace(
+  private replace(
     base: V1Lease,
     spec: V1LeaseSpec,
     requestOptions: LeaseRequestOptions,
@@ -260,17 +402,20 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
     // The read metadata carries the resourceVersion: the write fails with 409 if anyone wrote since.
     body.metadata = base.metadata ?? new V1ObjectMeta();
     body.spec = spec;
-    return client.replaceNamespacedLease({ name, namespace, body }, requestOptions);
+    return this.client.replaceNamespacedLease(
+      { name: this.name, namespace: this.namespace, body },
+      requestOptions,
+    );
   }
 
-  function leaseSpec(
+  private leaseSpec(
     base: V1Lease | undefined,
     now: Date,
     fields: { acquireTime: Date; leaseTransitions: number },
   ): V1LeaseSpec {
     const spec = new V1LeaseSpec();
-    spec.holderIdentity = identity;
-    spec.leaseDurationSeconds = leaseDurationMs / 1000;
+    spec.holderIdentity = this.identity;
+    spec.leaseDurationSeconds = this.leaseDurationMs / 1000;
     // MicroTime: V1MicroTime serialises as RFC 3339 with six fractional digits.
     spec.acquireTime = new V1MicroTime(fields.acquireTime.getTime());
     spec.renewTime = new V1MicroTime(now.getTime());
@@ -281,112 +426,69 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
     return spec;
   }
 
-  /** One attempt, abandoned (its requests aborted) after renewDeadline or on stop. */
-  async function attempt(): Promise<{ ok: boolean; start: number }> {
-    const start = clock();
-    const controller = new AbortController();
-    attemptController = controller;
-    const cancelTimeout = schedule(() => {
-      controller.abort(new Error('lease request timed out'));
-    }, renewDeadlineMs);
-    try {
-      return { ok: await tryAcquireOrRenew(start, controller.signal), start: start.getTime() };
-    } finally {
-      cancelTimeout();
-      attemptController = undefined;
-    }
-  }
-
-  function sleep(ms: number): Promise<void> {
+  private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const cancel = schedule(() => {
-        wakeSleep = undefined;
+      const cancel = this.schedule(() => {
+        this.wakeSleep = undefined;
         resolve();
       }, ms);
-      wakeSleep = () => {
+      this.wakeSleep = () => {
         cancel();
-        wakeSleep = undefined;
+        this.wakeSleep = undefined;
         resolve();
       };
     });
   }
 
-  function startLeading(renewedAt: number): void {
+  private startLeading(renewedAt: number): void {
     const controller = new AbortController();
     const leadership: Leadership = {
       controller,
-      deadlineAt: renewedAt + renewDeadlineMs,
+      deadlineAt: renewedAt + this.renewDeadlineMs,
       cancelTimer: () => undefined,
     };
-    leading = leadership;
-    armDeadline(leadership);
-    log.info('became the leader');
-    callSafely('onStartedLeading', () => options.onStartedLeading(controller.signal));
+    this.leading = leadership;
+    this.armDeadline(leadership);
+    this.log.info('became the leader');
+    this.callSafely('onStartedLeading', () => this.options.onStartedLeading(controller.signal));
   }
 
   /** The deadline is measured from the start of the last successful renewal (see the top). */
-  function armDeadline(leadership: Leadership): void {
+  private armDeadline(leadership: Leadership): void {
     leadership.cancelTimer();
-    const check = (): void => {
-      if (leading !== leadership) return;
-      const left = leadership.deadlineAt - nowMs();
-      // Timers may fire a little early against the wall clock: re-arm for what is left.
-      if (left > 0) leadership.cancelTimer = schedule(check, left);
-      else loseLeadership('failed to renew the lease before the renew deadline');
-    };
-    leadership.cancelTimer = schedule(check, Math.max(0, leadership.deadlineAt - nowMs()));
+    leadership.cancelTimer = this.schedule(
+      () => {
+        this.checkDeadline(leadership);
+      },
+      Math.max(0, leadership.deadlineAt - this.nowMs()),
+    );
   }
 
-  function loseLeadership(reason: string): void {
-    const leadership = leading;
+  private checkDeadline(leadership: Leadership): void {
+    if (this.leading !== leadership) return;
+    const left = leadership.deadlineAt - this.nowMs();
+    // Timers may fire a little early against the wall clock: re-arm for what is left.
+    if (left > 0) {
+      leadership.cancelTimer = this.schedule(() => {
+        this.checkDeadline(leadership);
+      }, left);
+    } else {
+      this.loseLeadership('failed to renew the lease before the renew deadline');
+    }
+  }
+
+  private loseLeadership(reason: string): void {
+    const leadership = this.leading;
     if (leadership === undefined) return;
-    leading = undefined;
+    this.leading = undefined;
     leadership.cancelTimer();
-    if (stopped) log.info(reason);
-    else log.warn(reason);
+    if (this.stopped) this.log.info(reason);
+    else this.log.warn(reason);
     // Abort first so that work started by onStartedLeading stops before anything else runs.
     leadership.controller.abort(new Error(reason));
-    callSafely('onStoppedLeading', () => {
-      options.onStoppedLeading();
+    this.callSafely('onStoppedLeading', () => {
+      this.options.onStoppedLeading();
     });
-  }
-
-  function stillLeading(): boolean {
-    if (leading !== undefined && nowMs() >= leading.deadlineAt) {
-      // The deadline timer has not run yet (a busy event loop): the clock decides.
-      loseLeadership('failed to renew the lease before the renew deadline');
-    }
-    return leading !== undefined;
-  }
-
-  // A function, so that TypeScript does not narrow the flag across awaits.
-  const isStopped = (): boolean => stopped;
-
-  async function run(): Promise<void> {
-    while (!isStopped()) {
-      if (!stillLeading()) {
-        const { ok, start } = await attempt();
-        if (isStopped()) break;
-        if (ok && start + renewDeadlineMs > nowMs()) {
-          startLeading(start);
-          continue;
-        }
-        await sleep(retryPeriodMs * (1 + Math.random() * jitterFactor));
-        continue;
-      }
-      await sleep(retryPeriodMs);
-      if (isStopped() || !stillLeading()) continue;
-      const { ok, start } = await attempt();
-      if (isStopped() || leading === undefined) continue;
-      if (ok) {
-        leading.deadlineAt = start + renewDeadlineMs;
-        armDeadline(leading);
-      } else if (observed !== undefined && observed.holder !== identity) {
-        // client-go waits for the deadline even then; another holder means we are not the leader now.
-        loseLeadership(`the lease was taken by ${observed.holder || 'nobody'}`);
-      }
-      // Otherwise retry after retryPeriod until the deadline timer gives up.
-    }
   }
 
   /**
@@ -394,24 +496,27 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
    * next attempt. `inDoubt`: stop() aborted a request that the server may still have committed,
    * so what we last saw of the lease may be stale: read it first.
    */
-  async function release(inDoubt: boolean): Promise<void> {
-    if (!inDoubt && (lease === undefined || observed?.holder !== identity)) return;
+  private async release(inDoubt: boolean): Promise<void> {
+    if (!inDoubt && (this.lease === undefined || this.observed?.holder !== this.identity)) return;
     const controller = new AbortController();
-    const cancelTimeout = schedule(() => {
+    const cancelTimeout = this.schedule(() => {
       controller.abort(new Error('lease release timed out'));
-    }, renewDeadlineMs);
+    }, this.renewDeadlineMs);
     const requestOptions = withSignal(controller.signal);
     try {
-      let base = inDoubt ? undefined : lease;
+      let base = inDoubt ? undefined : this.lease;
       for (let tries = 0; tries < 2; tries++) {
         if (base === undefined) {
-          base = await client.readNamespacedLease({ name, namespace }, requestOptions);
-          observe(base, nowMs());
-          if (recordOf(base).holder !== identity) return;
+          base = await this.read(requestOptions);
+          this.observe(base, this.nowMs());
+          if (recordOf(base).holder !== this.identity) return;
         }
         try {
-          observe(await replace(base, releaseSpec(base), requestOptions), nowMs());
-          log.info('released the lease');
+          this.observe(
+            await this.replace(base, this.releaseSpec(base), requestOptions),
+            this.nowMs(),
+          );
+          this.log.info('released the lease');
           return;
         } catch (err: unknown) {
           if (statusOf(err) !== 409) throw err;
@@ -421,14 +526,14 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
         }
       }
     } catch (err: unknown) {
-      log.warn({ err: describe(err) }, 'cannot release the lease');
+      this.log.warn({ err: describe(err) }, 'cannot release the lease');
     } finally {
       cancelTimeout();
     }
   }
 
-  function releaseSpec(base: V1Lease): V1LeaseSpec {
-    const now = clock();
+  private releaseSpec(base: V1Lease): V1LeaseSpec {
+    const now = this.clock();
     const spec = new V1LeaseSpec();
     spec.holderIdentity = '';
     spec.leaseDurationSeconds = 1;
@@ -440,39 +545,18 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
     return spec;
   }
 
-  function callSafely(what: string, call: () => unknown): void {
+  private callSafely(what: string, call: () => unknown): void {
     try {
       const result = call();
       if (result instanceof Promise) {
         result.catch((err: unknown) => {
-          log.error({ err: describe(err) }, `${what} failed`);
+          this.log.error({ err: describe(err) }, `${what} failed`);
         });
       }
     } catch (err: unknown) {
-      log.error({ err: describe(err) }, `${what} failed`);
+      this.log.error({ err: describe(err) }, `${what} failed`);
     }
   }
-
-  const loop = run().catch((err: unknown) => {
-    log.error({ err: describe(err) }, 'leader election loop failed');
-    loseLeadership('leader election loop failed');
-  });
-
-  return {
-    stop(stopOptions: StopOptions = {}): Promise<void> {
-      if (stopping !== undefined) return stopping;
-      stopped = true;
-      // Leadership ends now, synchronously, not when the loop notices.
-      loseLeadership('stopped leader election');
-      const inDoubt = attemptController !== undefined;
-      attemptController?.abort(new Error('leader election stopped'));
-      wakeSleep?.();
-      stopping = loop.then(() => (stopOptions.release === true ? release(inDoubt) : undefined));
-      return stopping;
-    },
-    isLeader: stillLeading,
-    leader: () => (observed === undefined || observed.holder === '' ? undefined : observed.holder),
-  };
 }
 
 type LeaseRequestOptions = ConfigurationOptions;

@@ -242,62 +242,201 @@ async function defaultDelay(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Reflector<T> {
-  const log = options.logger.child({ reflector: options.path });
-  const backoff = options.backoff ?? DEFAULT_BACKOFF;
-  const delay = options.delay ?? defaultDelay;
-  const random = options.random ?? Math.random;
-  const pageSize = options.pageSize ?? 500;
-  const now = options.now ?? Date.now;
-  const probe = options.probe ?? probeReadyz(options.kubeConfig);
-  const probeIntervalMs = options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
-  const watcher = new Watch(options.kubeConfig);
-  const handlerSets = new Set<ReflectorHandlers<T>>();
-  if (options.handlers !== undefined) handlerSets.add(options.handlers);
+  return new CacheReflector(options);
+}
 
-  let store = new Map<string, Entry<T>>();
-  let resourceVersion = '';
-  let hasSynced = false;
-  let started = false;
-  let stopped = false;
+/**
+ * client-go's cache.Reflector with its store: lists and watches the collection, keeps the
+ * transformed objects by key and calls the handlers for every change.
+ */
+class CacheReflector<Raw, T> implements Reflector<T> {
+  private readonly options: ReflectorOptions<Raw, T>;
+  private readonly log: Logger;
+  private readonly backoff: Backoff;
+  private readonly delay: (ms: number, signal: AbortSignal) => Promise<void>;
+  private readonly random: () => number;
+  private readonly pageSize: number;
+  private readonly now: () => number;
+  private readonly probe: ReadinessProbe;
+  private readonly probeIntervalMs: number;
+  private readonly watcher: Watch;
+  private readonly handlerSets = new Set<ReflectorHandlers<T>>();
+
+  private store = new Map<string, Entry<T>>();
+  /** The resourceVersion the next watch starts from (client-go's lastSyncResourceVersion). */
+  private lastSyncResourceVersion = '';
+  private hasSynced = false;
+  private started = false;
+  private stopped = false;
   /** Failures in a row: the backoff's exponent. */
-  let failures = 0;
+  private failures = 0;
   /** The server was seen down or starting since the last success (see the module comment). */
-  let serverSuspect = false;
-  let failingSinceMs: number | undefined;
-  let lastFailureReason: string | undefined;
-  const stopping = new AbortController();
-  let cancelWatch: (() => void) | undefined;
-  let loop: Promise<void> = Promise.resolve();
-  let resolveFirstList: () => void = () => undefined;
-  const firstList = new Promise<void>((resolve) => {
-    resolveFirstList = resolve;
-  });
-  const stoppedSignal = new Promise<'stopped'>((resolve) => {
-    stopping.signal.addEventListener('abort', () => {
-      resolve('stopped');
-    });
-  });
+  private serverSuspect = false;
+  private failingSinceMs: number | undefined;
+  private lastFailureReason: string | undefined;
+  private readonly stopping = new AbortController();
+  private cancelWatch: (() => void) | undefined;
+  private loop: Promise<void> = Promise.resolve();
+  private resolveFirstList: () => void = () => undefined;
+  private readonly firstList: Promise<void>;
+  private readonly stoppedSignal: Promise<'stopped'>;
 
-  function emit(call: (h: ReflectorHandlers<T>) => void, what: string): void {
-    for (const handlers of handlerSets) {
+  constructor(options: ReflectorOptions<Raw, T>) {
+    this.options = options;
+    this.log = options.logger.child({ reflector: options.path });
+    this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.delay = options.delay ?? defaultDelay;
+    this.random = options.random ?? Math.random;
+    this.pageSize = options.pageSize ?? 500;
+    this.now = options.now ?? Date.now;
+    this.probe = options.probe ?? probeReadyz(options.kubeConfig);
+    this.probeIntervalMs = options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
+    this.watcher = new Watch(options.kubeConfig);
+    if (options.handlers !== undefined) this.handlerSets.add(options.handlers);
+    this.firstList = new Promise<void>((resolve) => {
+      this.resolveFirstList = resolve;
+    });
+    this.stoppedSignal = new Promise<'stopped'>((resolve) => {
+      this.stopping.signal.addEventListener('abort', () => {
+        resolve('stopped');
+      });
+    });
+  }
+
+  start(): Promise<void> {
+    if (this.started || this.stopped) return this.stopped ? Promise.resolve() : this.firstList;
+    this.started = true;
+    this.loop = this.listAndWatch().catch((err: unknown) => {
+      this.log.error({ err: describeError(err) }, 'reflector loop failed');
+    });
+    return this.firstList;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.stopped) {
+      this.stopped = true;
+      this.stopping.abort();
+      this.cancelWatch?.();
+      this.resolveFirstList();
+    }
+    await this.loop;
+  }
+
+  synced(): boolean {
+    return this.hasSynced;
+  }
+
+  get(key: string): T | undefined {
+    return this.store.get(key)?.obj;
+  }
+
+  list(): T[] {
+    return Array.from(this.store.values(), (e) => e.obj);
+  }
+
+  size(): number {
+    return this.store.size;
+  }
+
+  resourceVersion(): string {
+    return this.lastSyncResourceVersion;
+  }
+
+  failingSince(): number | undefined {
+    return this.failingSinceMs;
+  }
+
+  lastFailure(): string | undefined {
+    return this.lastFailureReason;
+  }
+
+  addHandlers(handlers: ReflectorHandlers<T>): () => void {
+    this.handlerSets.add(handlers);
+    for (const entry of this.store.values()) {
       try {
-        call(handlers);
+        handlers.onAdd?.(entry.obj);
       } catch (err: unknown) {
-        log.error({ err: describeError(err) }, `${what} handler threw`);
+        this.log.error({ err: describeError(err) }, 'add handler threw');
+      }
+    }
+    if (this.hasSynced) handlers.onSynced?.();
+    return () => this.handlerSets.delete(handlers);
+  }
+
+  /** Read through a call: `stopped` changes while the loop awaits. */
+  private isStopped(): boolean {
+    return this.stopped;
+  }
+
+  /** client-go's Run and ListAndWatch: list when needed, then watch, until stop(). */
+  private async listAndWatch(): Promise<void> {
+    let needList = true;
+    while (!this.stopped) {
+      if (needList) {
+        try {
+          if (!(await this.relist())) return;
+          needList = false;
+        } catch (err: unknown) {
+          if (this.isStopped()) return;
+          await this.waitBackoff('list failed', describeError(err), noAnswer(err));
+          continue;
+        }
+      }
+      const outcome = await this.watch();
+      switch (outcome.kind) {
+        case 'stopped':
+          return;
+        case 'closed':
+          if (outcome.events > 0) this.resetBackoff();
+          else if (outcome.elapsedMs < SHORT_WATCH_MS) {
+            // As client-go: a watch closed at once with nothing in it is an error, not a timeout.
+            await this.waitBackoff('watch closed at once with no events', 'very short watch');
+            break;
+          }
+          this.log.debug(
+            { resourceVersion: this.lastSyncResourceVersion },
+            'watch ended; watching again',
+          );
+          break;
+        case 'expired':
+          this.log.info({ reason: outcome.reason }, 'resourceVersion expired (410); relisting');
+          this.lastSyncResourceVersion = '';
+          needList = true;
+          break;
+        case 'failed':
+          if (this.isStopped()) return;
+          if (outcome.events > 0) this.resetBackoff();
+          await this.waitBackoff('watch failed', outcome.reason, outcome.noAnswer);
+          break;
       }
     }
   }
 
-  function transform(raw: Raw, key: string): T | undefined {
-    try {
-      return options.transform(raw);
-    } catch (err: unknown) {
-      log.error({ key, err: describeError(err) }, 'transform failed; object left out');
-      return undefined;
+  /** Lists every page, stores the result and calls the handlers; false when stopped meanwhile. */
+  private async relist(): Promise<boolean> {
+    const result = await Promise.race([this.listAll(), this.stoppedSignal]);
+    if (result === 'stopped' || this.stopped) return false;
+    this.replace(result.objects);
+    this.lastSyncResourceVersion = result.resourceVersion;
+    this.resetBackoff();
+    this.markCurrent();
+    this.log.debug(
+      { objects: this.store.size, resourceVersion: this.lastSyncResourceVersion },
+      'listed',
+    );
+    if (this.hasSynced) {
+      this.emit((h) => h.onRelist?.(), 'relist');
+    } else {
+      this.hasSynced = true;
+      this.log.info({ objects: this.store.size }, 'synced');
+      this.emit((h) => h.onSynced?.(), 'synced');
+      this.resolveFirstList();
     }
+    return true;
   }
 
-  async function listAll(): Promise<{ objects: Map<string, Entry<T>>; resourceVersion: string }> {
+  private async listAll(): Promise<{ objects: Map<string, Entry<T>>; resourceVersion: string }> {
+    const { options, pageSize } = this;
     const objects = new Map<string, Entry<T>>();
     let listVersion: string | undefined;
     let token: string | undefined;
@@ -308,13 +447,13 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
       if (pageSize > 0) params.limit = pageSize;
       if (token !== undefined) params._continue = token;
       const page = await options.list(params);
-      if (stopped) break;
+      if (this.stopped) break;
       // All pages of one list share the first page's version (a snapshot on a real API server).
       listVersion ??= page.metadata?.resourceVersion ?? '';
       for (const raw of page.items) {
         const meta = metaOf(raw);
         if (meta === undefined) continue;
-        const obj = transform(raw, meta.key);
+        const obj = this.transform(raw, meta.key);
         if (obj !== undefined)
           objects.set(meta.key, { obj, resourceVersion: meta.resourceVersion });
       }
@@ -330,119 +469,58 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
   }
 
   /** Swaps in the listed objects and emits the difference as deletes, adds and updates. */
-  function replace(objects: Map<string, Entry<T>>): void {
-    const old = store;
-    store = objects;
+  private replace(objects: Map<string, Entry<T>>): void {
+    const old = this.store;
+    this.store = objects;
     for (const [key, entry] of old) {
-      if (!objects.has(key)) emit((h) => h.onDelete?.(entry.obj), 'delete');
+      if (!objects.has(key)) this.emit((h) => h.onDelete?.(entry.obj), 'delete');
     }
     for (const [key, entry] of objects) {
       const before = old.get(key);
-      if (before === undefined) emit((h) => h.onAdd?.(entry.obj), 'add');
+      if (before === undefined) this.emit((h) => h.onAdd?.(entry.obj), 'add');
       else if (before.resourceVersion !== entry.resourceVersion)
-        emit((h) => h.onUpdate?.(before.obj, entry.obj), 'update');
+        this.emit((h) => h.onUpdate?.(before.obj, entry.obj), 'update');
     }
   }
 
-  async function relist(): Promise<boolean> {
-    const result = await Promise.race([listAll(), stoppedSignal]);
-    if (result === 'stopped' || stopped) return false;
-    replace(result.objects);
-    resourceVersion = result.resourceVersion;
-    resetBackoff();
-    markCurrent();
-    log.debug({ objects: store.size, resourceVersion }, 'listed');
-    if (hasSynced) {
-      emit((h) => h.onRelist?.(), 'relist');
-    } else {
-      hasSynced = true;
-      log.info({ objects: store.size }, 'synced');
-      emit((h) => h.onSynced?.(), 'synced');
-      resolveFirstList();
-    }
-    return true;
-  }
-
-  /** Applies one watch event; returns an outcome when the event ends the watch. */
-  function apply(type: string, raw: unknown): WatchOutcome | undefined {
-    if (type === 'ERROR') {
-      const code = isRecord(raw) ? raw['code'] : undefined;
-      const reason = `watch ERROR event: ${isRecord(raw) ? JSON.stringify(raw) : String(raw)}`;
-      return code === 410 ? { kind: 'expired', reason } : { kind: 'failed', events: 0, reason };
-    }
-    if (type === 'BOOKMARK') {
-      const meta = isRecord(raw) && isRecord(raw['metadata']) ? raw['metadata'] : {};
-      const version = stringField(meta, 'resourceVersion');
-      if (version !== undefined && version !== '') resourceVersion = version;
-      return undefined;
-    }
-    const meta = metaOf(raw);
-    if (meta === undefined || !['ADDED', 'MODIFIED', 'DELETED'].includes(type)) {
-      log.warn({ type }, 'ignoring an unexpected watch event');
-      return undefined;
-    }
-    // Watched objects are the JSON form of what the list returns.
-    const obj = transform(raw as Raw, meta.key);
-    if (meta.resourceVersion !== '') resourceVersion = meta.resourceVersion;
-    const before = store.get(meta.key);
-    if (type === 'DELETED') {
-      if (before === undefined) return undefined;
-      store.delete(meta.key);
-      emit((h) => h.onDelete?.(obj ?? before.obj), 'delete');
-      return undefined;
-    }
-    if (obj === undefined) return undefined;
-    store.set(meta.key, { obj, resourceVersion: meta.resourceVersion });
-    if (before === undefined) emit((h) => h.onAdd?.(obj), 'add');
-    else emit((h) => h.onUpdate?.(before.obj, obj), 'update');
-    return undefined;
-  }
-
-  function watchOnce(): Promise<WatchOutcome> {
+  /** Opens one watch from the last resourceVersion and applies its events until it ends. */
+  private watch(): Promise<WatchOutcome> {
     return new Promise<WatchOutcome>((resolve) => {
       let settled = false;
       let events = 0;
-      const opened = now();
+      const opened = this.now();
       let request: AbortController | undefined;
       const finish = (outcome: WatchOutcome): void => {
         if (settled) return;
         settled = true;
-        cancelWatch = undefined;
+        this.cancelWatch = undefined;
         request?.abort();
         resolve(outcome);
       };
-      cancelWatch = () => {
+      this.cancelWatch = () => {
         finish({ kind: 'stopped' });
       };
-      const timeoutSeconds = Math.floor(MIN_WATCH_TIMEOUT_SECONDS * (1 + random()));
-      const query: Record<string, string | number | boolean> = {
-        resourceVersion,
-        allowWatchBookmarks: true,
-        timeoutSeconds,
-      };
-      if (options.labelSelector !== undefined) query['labelSelector'] = options.labelSelector;
-      if (options.fieldSelector !== undefined) query['fieldSelector'] = options.fieldSelector;
       const onEvent = (type: string, raw: unknown): void => {
         if (settled) return;
         events++;
-        const outcome = apply(type, raw);
+        const outcome = this.handleEvent(type, raw);
         if (outcome !== undefined) finish(outcome);
       };
       const onDone = (err: unknown): void => {
         if (err === null || err === undefined) {
-          finish({ kind: 'closed', events, elapsedMs: now() - opened });
+          finish({ kind: 'closed', events, elapsedMs: this.now() - opened });
         } else if (statusCodeOf(err) === 410) {
           finish({ kind: 'expired', reason: describeError(err) });
         } else {
           finish({ kind: 'failed', events, reason: describeError(err), noAnswer: noAnswer(err) });
         }
       };
-      watcher.watch(options.path, query, onEvent, onDone).then(
+      this.watcher.watch(this.options.path, this.watchQuery(), onEvent, onDone).then(
         (controller) => {
           request = controller;
           // Resolved before the stream ended: the server answered 200, the watch is open.
           if (settled) controller.abort();
-          else markCurrent();
+          else this.markCurrent();
         },
         (err: unknown) => {
           onDone(err ?? new Error('watch failed'));
@@ -451,135 +529,126 @@ export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Refl
     });
   }
 
-  function resetBackoff(): void {
-    failures = 0;
-    serverSuspect = false;
+  private watchQuery(): Record<string, string | number | boolean> {
+    const timeoutSeconds = Math.floor(MIN_WATCH_TIMEOUT_SECONDS * (1 + this.random()));
+    const query: Record<string, string | number | boolean> = {
+      resourceVersion: this.lastSyncResourceVersion,
+      allowWatchBookmarks: true,
+      timeoutSeconds,
+    };
+    if (this.options.labelSelector !== undefined) {
+      query['labelSelector'] = this.options.labelSelector;
+    }
+    if (this.options.fieldSelector !== undefined) {
+      query['fieldSelector'] = this.options.fieldSelector;
+    }
+    return query;
   }
 
-  function markCurrent(): void {
-    failingSinceMs = undefined;
-    lastFailureReason = undefined;
+  /** Applies one watch event; returns an outcome when the event ends the watch. */
+  private handleEvent(type: string, raw: unknown): WatchOutcome | undefined {
+    if (type === 'ERROR') {
+      const code = isRecord(raw) ? raw['code'] : undefined;
+      const reason = `watch ERROR event: ${isRecord(raw) ? JSON.stringify(raw) : String(raw)}`;
+      return code === 410 ? { kind: 'expired', reason } : { kind: 'failed', events: 0, reason };
+    }
+    if (type === 'BOOKMARK') {
+      const meta = isRecord(raw) && isRecord(raw['metadata']) ? raw['metadata'] : {};
+      const version = stringField(meta, 'resourceVersion');
+      if (version !== undefined && version !== '') this.lastSyncResourceVersion = version;
+      return undefined;
+    }
+    const meta = metaOf(raw);
+    if (meta === undefined || !['ADDED', 'MODIFIED', 'DELETED'].includes(type)) {
+      this.log.warn({ type }, 'ignoring an unexpected watch event');
+      return undefined;
+    }
+    // Watched objects are the JSON form of what the list returns.
+    const obj = this.transform(raw as Raw, meta.key);
+    if (meta.resourceVersion !== '') this.lastSyncResourceVersion = meta.resourceVersion;
+    const before = this.store.get(meta.key);
+    if (type === 'DELETED') {
+      if (before === undefined) return undefined;
+      this.store.delete(meta.key);
+      this.emit((h) => h.onDelete?.(obj ?? before.obj), 'delete');
+      return undefined;
+    }
+    if (obj === undefined) return undefined;
+    this.store.set(meta.key, { obj, resourceVersion: meta.resourceVersion });
+    if (before === undefined) this.emit((h) => h.onAdd?.(obj), 'add');
+    else this.emit((h) => h.onUpdate?.(before.obj, obj), 'update');
+    return undefined;
+  }
+
+  private transform(raw: Raw, key: string): T | undefined {
+    try {
+      return this.options.transform(raw);
+    } catch (err: unknown) {
+      this.log.error({ key, err: describeError(err) }, 'transform failed; object left out');
+      return undefined;
+    }
+  }
+
+  private emit(call: (h: ReflectorHandlers<T>) => void, what: string): void {
+    for (const handlers of this.handlerSets) {
+      try {
+        call(handlers);
+      } catch (err: unknown) {
+        this.log.error({ err: describeError(err) }, `${what} handler threw`);
+      }
+    }
+  }
+
+  private resetBackoff(): void {
+    this.failures = 0;
+    this.serverSuspect = false;
+  }
+
+  private markCurrent(): void {
+    this.failingSinceMs = undefined;
+    this.lastFailureReason = undefined;
   }
 
   /**
    * Waits the backoff for one more failure. `down`: the failure got no HTTP answer. The wait ends
    * early on stop(), or when a probe finds the server ready after it was seen down or starting.
    */
-  async function waitBackoff(what: string, reason: string, down = false): Promise<void> {
-    failures++;
-    failingSinceMs ??= now();
-    lastFailureReason = reason;
-    if (down) serverSuspect = true;
-    const ms = Math.min(backoff.maxMs, backoff.initialMs * 2 ** (failures - 1));
-    log.warn({ reason, retryInMs: ms, failures }, `${what}; retrying after backoff`);
+  private async waitBackoff(what: string, reason: string, down = false): Promise<void> {
+    this.failures++;
+    this.failingSinceMs ??= this.now();
+    this.lastFailureReason = reason;
+    if (down) this.serverSuspect = true;
+    const { failures } = this;
+    const ms = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** (failures - 1));
+    this.log.warn({ reason, retryInMs: ms, failures }, `${what}; retrying after backoff`);
     const wake = new AbortController();
-    const signal = AbortSignal.any([stopping.signal, wake.signal]);
+    const signal = AbortSignal.any([this.stopping.signal, wake.signal]);
     const probing =
-      probeIntervalMs > 0 && ms > probeIntervalMs ? probeUntilReady(wake, signal) : undefined;
-    await delay(ms, signal);
+      this.probeIntervalMs > 0 && ms > this.probeIntervalMs
+        ? this.probeUntilReady(wake, signal)
+        : undefined;
+    await this.delay(ms, signal);
     wake.abort();
     await probing;
   }
 
   /** Probes /readyz each interval until `signal` aborts; aborts `wake` when the server is back. */
-  async function probeUntilReady(wake: AbortController, signal: AbortSignal): Promise<void> {
+  private async probeUntilReady(wake: AbortController, signal: AbortSignal): Promise<void> {
     // Read through a call: the signal aborts while the loop awaits.
     const ended = (): boolean => signal.aborted;
     for (;;) {
-      await delay(probeIntervalMs, signal);
+      await this.delay(this.probeIntervalMs, signal);
       if (ended()) return;
-      const ready = await probe(signal).catch(() => false);
+      const ready = await this.probe(signal).catch(() => false);
       if (ended()) return;
       if (!ready) {
-        serverSuspect = true;
-      } else if (serverSuspect) {
-        log.info('the API server is ready again; retrying now');
-        resetBackoff();
+        this.serverSuspect = true;
+      } else if (this.serverSuspect) {
+        this.log.info('the API server is ready again; retrying now');
+        this.resetBackoff();
         wake.abort();
         return;
       }
     }
   }
-
-  /** Read through a call: `stopped` changes while the loop awaits. */
-  const isStopped = (): boolean => stopped;
-
-  async function run(): Promise<void> {
-    let needList = true;
-    while (!stopped) {
-      if (needList) {
-        try {
-          if (!(await relist())) return;
-          needList = false;
-        } catch (err: unknown) {
-          if (isStopped()) return;
-          await waitBackoff('list failed', describeError(err), noAnswer(err));
-          continue;
-        }
-      }
-      const outcome = await watchOnce();
-      switch (outcome.kind) {
-        case 'stopped':
-          return;
-        case 'closed':
-          if (outcome.events > 0) resetBackoff();
-          else if (outcome.elapsedMs < SHORT_WATCH_MS) {
-            // As client-go: a watch closed at once with nothing in it is an error, not a timeout.
-            await waitBackoff('watch closed at once with no events', 'very short watch');
-            break;
-          }
-          log.debug({ resourceVersion }, 'watch ended; watching again');
-          break;
-        case 'expired':
-          log.info({ reason: outcome.reason }, 'resourceVersion expired (410); relisting');
-          resourceVersion = '';
-          needList = true;
-          break;
-        case 'failed':
-          if (isStopped()) return;
-          if (outcome.events > 0) resetBackoff();
-          await waitBackoff('watch failed', outcome.reason, outcome.noAnswer);
-          break;
-      }
-    }
-  }
-
-  return {
-    start() {
-      if (started || stopped) return stopped ? Promise.resolve() : firstList;
-      started = true;
-      loop = run().catch((err: unknown) => {
-        log.error({ err: describeError(err) }, 'reflector loop failed');
-      });
-      return firstList;
-    },
-    async stop() {
-      if (!stopped) {
-        stopped = true;
-        stopping.abort();
-        cancelWatch?.();
-        resolveFirstList();
-      }
-      await loop;
-    },
-    synced: () => hasSynced,
-    get: (key) => store.get(key)?.obj,
-    list: () => Array.from(store.values(), (e) => e.obj),
-    size: () => store.size,
-    resourceVersion: () => resourceVersion,
-    failingSince: () => failingSinceMs,
-    lastFailure: () => lastFailureReason,
-    addHandlers(handlers) {
-      handlerSets.add(handlers);
-      for (const entry of store.values()) {
-        try {
-          handlers.onAdd?.(entry.obj);
-        } catch (err: unknown) {
-          log.error({ err: describeError(err) }, 'add handler threw');
-        }
-      }
-      if (hasSynced) handlers.onSynced?.();
-      return () => handlerSets.delete(handlers);
-    },
-  };
 }
