@@ -36,9 +36,8 @@ import type { WebhookScope } from '../core/scope/webhook-scope.js';
 import { createScopeWriter } from '../k8s/webhook-scope-writer.js';
 import { createUpgradeExpectations } from './expectations.js';
 import { createPodIndex } from './pod-index.js';
-import type { WorkQueue } from './queue.js';
 import type { QueueMetrics } from './queue.js';
-import { createWorkQueue } from './queue.js';
+import { WorkQueue } from './queue.js';
 import { createTokenBucket } from './rate-limiter.js';
 import type { ReconcileDeps } from './reconcile.js';
 import { reconcileSidecarSet } from './reconcile.js';
@@ -290,7 +289,7 @@ export function createController(options: ControllerOptions): Controller {
     leading = true;
     options.onLeading?.(true);
     log.info('leading: reconciling SidecarSets');
-    const q = createWorkQueue({
+    const q = new WorkQueue({
       workers: options.workers ?? 3,
       logger: log,
       resyncMs: options.resyncMs ?? 5 * 60_000,
