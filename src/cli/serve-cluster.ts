@@ -9,9 +9,9 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
 import type { SnapshotSource } from '../cache/snapshot.js';
+import { createClusterSource } from '../cache/cluster-source.js';
 import { Controller } from '../controller/controller.js';
 import { createCertificateManager } from '../k8s/certificates.js';
-import { createClusterSource } from '../k8s/cluster-source.js';
 import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
 import { observeApiRequests } from '../k8s/api-metrics.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';

@@ -11,9 +11,9 @@ import { pino } from 'pino';
 
 import type { FailingCache, SnapshotSource } from '../../src/cache/snapshot.js';
 import { makeSnapshot } from '../../src/cache/snapshot.js';
+import { createClusterSource } from '../../src/cache/cluster-source.js';
 import { controllerNotReady } from '../../src/cli/controller.js';
 import { Controller } from '../../src/controller/controller.js';
-import { createClusterSource } from '../../src/k8s/cluster-source.js';
 import { buildHealthApp } from '../../src/server/app.js';
 import { createMetrics } from '../../src/server/metrics.js';
 import { withServer } from '../fake-apiserver/harness.js';
