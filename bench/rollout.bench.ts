@@ -1,6 +1,6 @@
 /**
  * A 10,000-pod in-place sidecar rollout in the test cluster (issue 5, point 7): the fake API server
- * and kubelet of test/fake-apiserver, and the real controller (createController) talking to it over
+ * and kubelet of test/fake-apiserver, and the real controller (Controller) talking to it over
  * HTTP through @kubernetes/client-node. Reports
  *
  * 1. memory per cached pod: heap after the controller's caches synced minus before, per pod (and
@@ -37,8 +37,7 @@ import { fileURLToPath } from 'node:url';
 
 import { pino } from 'pino';
 
-import type { Controller } from '../src/controller/controller.js';
-import { createController } from '../src/controller/controller.js';
+import { Controller } from '../src/controller/controller.js';
 import {
   SIDECARSET_HASH,
   SIDECARSET_HASH_WITHOUT_IMAGE,
@@ -374,7 +373,7 @@ async function run(gc: Gc): Promise<boolean> {
     // (1) Memory: the heap before the controller exists, and once its caches hold every pod.
     const heapBefore = heapAfterGc(gc);
     let reconciles = { success: 0, requeue: 0, error: 0 };
-    controller = createController({
+    controller = new Controller({
       // As `serve` loads it: API requests share keep-alive connections.
       kubeConfig: shareKeepAliveAgent(api.kubeConfig()),
       logger: pino({ level: env['BENCH_LOG_LEVEL'] ?? 'silent' }),

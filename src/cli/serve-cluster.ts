@@ -9,10 +9,9 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
 import type { SnapshotSource } from '../cache/snapshot.js';
-import type { Controller } from '../controller/controller.js';
-import { createController } from '../controller/controller.js';
+import { createClusterSource } from '../cache/cluster-source.js';
+import { Controller } from '../controller/controller.js';
 import { createCertificateManager } from '../k8s/certificates.js';
-import { createClusterSource } from '../k8s/cluster-source.js';
 import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
 import { observeApiRequests } from '../k8s/api-metrics.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
@@ -45,18 +44,21 @@ export function clusterSource(
   return createClusterSource({ kubeConfig, logger, revisionNamespace, onRelist });
 }
 
+/** What callers use of a launched controller; its `stop` also waits for `start` to settle. */
+export type LaunchedController = Pick<Controller, 'synced' | 'failing' | 'stop'>;
+
 /** Creates and starts the controller; start-up failures are logged, not thrown. */
 export function launchController(
   kubeConfig: KubeConfig,
   flags: ControllerFlags,
   logger: Logger,
   registry: Registry,
-): Controller {
+): LaunchedController {
   const hooks = createControllerMetrics(registry, () => ({
     leading: controller.leading(),
     cachedPods: controller.cachedPods(),
   }));
-  const controller = createController({
+  const controller = new Controller({
     kubeConfig,
     logger,
     workers: flags.workers,
@@ -78,7 +80,8 @@ export function launchController(
     logger.error({ err }, 'the upgrade controller failed to start');
   });
   return {
-    ...controller,
+    synced: () => controller.synced(),
+    failing: () => controller.failing(),
     async stop(stopOptions) {
       await controller.stop(stopOptions);
       await starting;

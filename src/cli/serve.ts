@@ -12,7 +12,6 @@ import { INSTALLATION } from '../core/api/installation-names.js';
 import type { JobSidecarMode } from '../core/inject/job-sidecars.js';
 import { createFilesSource } from '../cache/files-source.js';
 import type { SnapshotSource } from '../cache/snapshot.js';
-import type { Controller } from '../controller/controller.js';
 import type { WebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
 import { buildApp, buildHealthApp } from '../server/app.js';
 import { writeLinesTogether } from '../server/log-batching.js';
@@ -30,6 +29,7 @@ import { UsageError, closeOnSignal } from './io.js';
 import { DEFAULT_CONTROLLER_FLAGS } from './flags.js';
 import type { ControllerFlags } from './flags.js';
 import type * as ClusterWiring from './serve-cluster.js';
+import type { LaunchedController } from './serve-cluster.js';
 
 export interface ServeOptions {
   sidecarsets?: string;
@@ -250,7 +250,7 @@ function startControllerIfWanted(
   cluster: Cluster | undefined,
   logger: Logger,
   metrics: WebhookMetrics,
-): Controller | undefined {
+): LaunchedController | undefined {
   if (options.controller === false) return undefined;
   if (cluster === undefined) {
     logger.info('files mode: the upgrade controller needs a cluster and is not started');

@@ -25,6 +25,7 @@ import type { Reflector } from '../k8s/reflector.js';
 import { createReflector, objectKey } from '../k8s/reflector.js';
 import { failingCaches } from '../k8s/failing-caches.js';
 import type { StoredRevision } from '../core/revisions/history.js';
+import type { RevisionWriter } from '../k8s/revisions.js';
 import {
   DEFAULT_REVISION_NAMESPACE,
   createRevisionReflector,
@@ -33,16 +34,20 @@ import {
 } from '../k8s/revisions.js';
 import { slimPod } from '../k8s/slim-pod.js';
 import type { WebhookScope } from '../core/scope/webhook-scope.js';
+import type { ScopeWriter } from '../k8s/webhook-scope-writer.js';
 import { createScopeWriter } from '../k8s/webhook-scope-writer.js';
+import type { UpgradeExpectations } from './expectations.js';
 import { createUpgradeExpectations } from './expectations.js';
+import type { PodIndex } from './pod-index.js';
 import { createPodIndex } from './pod-index.js';
-import type { WorkQueue } from './queue.js';
 import type { QueueMetrics } from './queue.js';
-import { createWorkQueue } from './queue.js';
+import { WorkQueue } from './queue.js';
 import { createTokenBucket } from './rate-limiter.js';
-import type { ReconcileDeps } from './reconcile.js';
+import type { ReconcileDeps, ReconcileResult } from './reconcile.js';
 import { reconcileSidecarSet } from './reconcile.js';
+import type { MissedPodsScanner } from './missed-pods.js';
 import { createMissedPodsScanner } from './missed-pods.js';
+import type { ScopeKeeper } from './scope-keeper.js';
 import { createScopeKeeper } from './scope-keeper.js';
 import { dryRunRevisionWriter, registerLatestRevision } from './revisions.js';
 import type { ClusterWriter, ControllerView, RoundObserver } from './ports.js';
@@ -106,287 +111,392 @@ export interface PodWebhookScopeConfig {
   onWritten?: (scope: WebhookScope | undefined) => void;
 }
 
-export interface Controller {
-  /** Starts the caches and leader election; resolves once the caches have synced. */
-  start(): Promise<void>;
-  /** Stops reconciling and the caches; `release: false` keeps the Lease, as a crash would. */
-  stop(options?: { release?: boolean }): Promise<void>;
-  synced(): boolean;
-  /** The caches not current now because their list or watch fails. */
-  failing(): FailingCache[];
-  leading(): boolean;
-  cachedPods(): number;
-}
+/**
+ * The controller, shaped like controller-runtime's: `start` syncs the caches and then leads (or
+ * campaigns for leadership); while leading, a WorkQueue runs `reconcileHandler` for each queued
+ * SidecarSet; the caches' event handlers (`onSidecarSetAdd` and the rest) queue the SidecarSets an
+ * event concerns.
+ */
+export class Controller {
+  private readonly options: ControllerOptions;
+  private readonly log: Logger;
+  private readonly now: () => Date;
+  private readonly pods: PodIndex = createPodIndex();
+  private readonly expectations: UpgradeExpectations = createUpgradeExpectations();
+  private readonly scopeWriter: ScopeWriter | undefined;
+  private readonly scopeKeeper: ScopeKeeper | undefined;
+  private readonly sidecarSets: Reflector<SidecarSet>;
+  private readonly namespaces: Reflector<CachedNamespace>;
+  private readonly podCache: Reflector<Pod>;
+  private readonly revisions: Reflector<StoredRevision>;
+  private readonly missedPods: MissedPodsScanner;
+  private readonly deps: ReconcileDeps;
+  /** The queue of the current leadership; undefined when not leading. */
+  private queue: WorkQueue | undefined;
+  private isLeading = false;
+  private election: LeaderElection | undefined;
+  /** Without leader election: the leadership that `stop` ends. */
+  private standalone: AbortController | undefined;
+  private stopped = false;
 
-export function createController(options: ControllerOptions): Controller {
-  const log = options.logger.child({ component: 'controller' });
-  const now = options.now ?? (() => new Date());
-  const core = options.kubeConfig.makeApiClient(CoreV1Api);
-  const pods = createPodIndex();
-  const expectations = createUpgradeExpectations();
-  let queue: WorkQueue | undefined;
-  let leading = false;
-  const enqueue = (names: Iterable<string>): void => {
-    for (const name of names) queue?.add(name);
-  };
-  const scopeConfig = options.dryRun ? undefined : options.podWebhookScope;
-  const scopeWriter =
-    scopeConfig &&
-    createScopeWriter({
+  constructor(options: ControllerOptions) {
+    this.options = options;
+    this.log = options.logger.child({ component: 'controller' });
+    this.now = options.now ?? (() => new Date());
+    const scopeConfig = options.dryRun ? undefined : options.podWebhookScope;
+    if (scopeConfig !== undefined) {
+      this.scopeWriter = createScopeWriter({
+        kubeConfig: options.kubeConfig,
+        configurationName: scopeConfig.configurationName,
+        logger: this.log,
+      });
+      this.scopeKeeper = this.createScopeKeeper(scopeConfig, this.scopeWriter);
+    }
+    this.sidecarSets = this.createSidecarSetReflector();
+    this.namespaces = this.createNamespaceReflector();
+    this.podCache = this.createPodReflector();
+    const revisionNamespace = options.namespace ?? DEFAULT_REVISION_NAMESPACE;
+    this.revisions = createRevisionReflector({
       kubeConfig: options.kubeConfig,
-      configurationName: scopeConfig.configurationName,
-      logger: log,
-    });
-  const scopeKeeper =
-    scopeConfig &&
-    scopeWriter &&
-    createScopeKeeper({
-      writer: scopeWriter,
-      sidecarSets: () => sidecarSets.list(),
-      enabled: scopeConfig.enabled,
-      logger: log,
-      ...(scopeConfig.resyncMs === undefined ? {} : { resyncMs: scopeConfig.resyncMs }),
-      ...(scopeConfig.onWritten === undefined ? {} : { onWritten: scopeConfig.onWritten }),
+      namespace: revisionNamespace,
+      logger: this.log,
     });
 
-  const sidecarSets: Reflector<SidecarSet> = createReflector({
-    kubeConfig: options.kubeConfig,
-    path: SIDECARSETS_PATH,
-    list: listSidecarSets(options.kubeConfig),
-    transform: withoutManagedFields,
-    logger: log,
-    handlers: {
-      onAdd: (ss) => {
-        scopeKeeper?.changed();
-        missedPods.changed();
-        enqueue([ss.metadata.name ?? '']);
-      },
-      // Spec and annotation changes only (the health gate's settings and resume are
-      // annotations): our own status writes must not trigger another round.
-      onUpdate: (old, ss) => {
-        if (old.metadata.generation !== ss.metadata.generation) {
-          scopeKeeper?.changed();
-          missedPods.changed();
-        }
-        if (
-          old.metadata.generation !== ss.metadata.generation ||
-          !sameAnnotations(old.metadata.annotations, ss.metadata.annotations)
-        ) {
-          enqueue([ss.metadata.name ?? '']);
-        }
-      },
-      onDelete: (ss) => {
-        scopeKeeper?.changed();
-        // The next check drops the deleted SidecarSet's sidecarset_missed_pods series.
-        missedPods.changed();
-        enqueue([ss.metadata.name ?? '']);
-      },
-    },
-  });
-  const namespaces: Reflector<CachedNamespace> = createReflector({
-    kubeConfig: options.kubeConfig,
-    path: NAMESPACES_PATH,
-    list: listNamespaces(options.kubeConfig),
-    transform: cachedNamespace,
-    logger: log,
-    handlers: {
-      onUpdate: () => {
-        enqueue(sidecarSetsWithNamespaceRules());
-      },
-      onAdd: () => {
-        enqueue(sidecarSetsWithNamespaceRules());
-      },
-      onDelete: () => {
-        enqueue(sidecarSetsWithNamespaceRules());
-      },
-    },
-  });
-  // The slim pod holds only what planning reads, so any change to it is worth a reconcile.
-  const podCache: Reflector<Pod> = createReflector({
-    kubeConfig: options.kubeConfig,
-    path: '/api/v1/pods',
-    list: (params) => core.listPodForAllNamespaces(params),
-    transform: (raw: unknown) => slimPod(raw),
-    logger: log,
-    handlers: {
-      onAdd: (pod) => {
-        missedPods.changed();
-        enqueue(pods.upsert(keyOf(pod), pod));
-      },
-      onUpdate: (old, pod) => {
-        enqueue(pods.upsert(keyOf(pod), pod, old));
-      },
-      onDelete: (pod) => {
-        expectations.podDeleted(keyOf(pod));
-        enqueue(pods.remove(keyOf(pod), pod));
-      },
-    },
-  });
+    const view: ControllerView = {
+      sidecarSet: (name) => this.sidecarSets.get(objectKey(undefined, name)),
+      podsInjectedBy: (name) => this.pods.podsOf(name),
+      namespaces: { get: (name) => this.namespaces.get(objectKey(undefined, name))?.labels },
+    };
+    const logPlan = (msg: string, fields: Record<string, unknown>): void => {
+      this.log.info(fields, msg);
+    };
+    const realWriter = options.writer ?? createKubeWriter(options.kubeConfig);
+    const writer = options.dryRun ? dryRunWriter(realWriter, logPlan) : realWriter;
+    const revisionWriter = options.dryRun
+      ? dryRunRevisionWriter(logPlan)
+      : createRevisionWriter(options.kubeConfig, revisionNamespace);
+    this.missedPods = createMissedPodsScanner({
+      sidecarSets: () => this.sidecarSets.list(),
+      pods: () => this.podCache.list(),
+      namespaces: view.namespaces,
+      webhookSelectors: () => this.scopeWriter?.webhookSelectors() ?? {},
+      writer,
+      logger: this.log,
+      ...(options.missedPodsResyncMs === undefined ? {} : { resyncMs: options.missedPodsResyncMs }),
+      ...(options.onMissedPods === undefined ? {} : { onCounts: options.onMissedPods }),
+    });
+    this.deps = this.createReconcileDeps(view, writer, revisionWriter);
+  }
 
-  const revisionNamespace = options.namespace ?? DEFAULT_REVISION_NAMESPACE;
-  const revisions: Reflector<StoredRevision> = createRevisionReflector({
-    kubeConfig: options.kubeConfig,
-    namespace: revisionNamespace,
-    logger: log,
-  });
+  /** Starts the caches and leader election; resolves once the caches have synced. */
+  async start(): Promise<void> {
+    await Promise.all([
+      this.sidecarSets.start(),
+      this.namespaces.start(),
+      this.podCache.start(),
+      this.revisions.start(),
+    ]);
+    // stop() while the caches were syncing: never begin to lead.
+    if (this.stopped) return;
+    this.log.info(
+      { pods: this.pods.size(), sidecarSets: this.sidecarSets.size() },
+      'controller caches synced',
+    );
+    const le = this.options.leaderElection;
+    if (le === undefined) {
+      this.standalone = new AbortController();
+      this.lead(this.standalone.signal);
+      return;
+    }
+    this.election = this.campaign(le);
+  }
 
-  function sidecarSetsWithNamespaceRules(): string[] {
-    return sidecarSets
+  /** Stops reconciling and the caches; `release: false` keeps the Lease, as a crash would. */
+  async stop(stopOptions: { release?: boolean } = {}): Promise<void> {
+    this.stopped = true;
+    this.standalone?.abort();
+    await this.election?.stop({ release: stopOptions.release ?? true });
+    await this.queue?.shutdown({ drain: false });
+    await Promise.all([
+      this.sidecarSets.stop(),
+      this.namespaces.stop(),
+      this.podCache.stop(),
+      this.revisions.stop(),
+    ]);
+  }
+
+  synced(): boolean {
+    return (
+      this.sidecarSets.synced() &&
+      this.namespaces.synced() &&
+      this.podCache.synced() &&
+      this.revisions.synced()
+    );
+  }
+
+  /** The caches not current now because their list or watch fails. */
+  failing(): FailingCache[] {
+    return failingCaches({
+      SidecarSets: this.sidecarSets,
+      Namespaces: this.namespaces,
+      Pods: this.podCache,
+      ControllerRevisions: this.revisions,
+    });
+  }
+
+  leading(): boolean {
+    return this.isLeading;
+  }
+
+  cachedPods(): number {
+    return this.pods.size();
+  }
+
+  private campaign(le: LeaderElectionConfig): LeaderElection {
+    return startLeaderElection({
+      kubeConfig: this.options.kubeConfig,
+      namespace: le.namespace,
+      name: le.name,
+      identity: le.identity ?? defaultIdentity(),
+      now: this.now,
+      ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
+      ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
+      ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
+      logger: this.log,
+      onStartedLeading: (signal) => {
+        this.lead(signal);
+      },
+      onStoppedLeading: () => undefined,
+      onNewLeader: (identity) => {
+        this.log.info({ leader: identity }, 'new leader');
+      },
+    });
+  }
+
+  /** Leadership began: reconcile every SidecarSet, then what events queue, until `signal` aborts. */
+  private lead(signal: AbortSignal): void {
+    this.isLeading = true;
+    this.options.onLeading?.(true);
+    this.log.info('leading: reconciling SidecarSets');
+    const q = new WorkQueue({
+      workers: this.options.workers ?? 3,
+      logger: this.log,
+      resyncMs: this.options.resyncMs ?? 5 * 60_000,
+      keys: () => this.sidecarSetNames(),
+      ...(this.options.queueMetrics === undefined ? {} : { metrics: this.options.queueMetrics }),
+      process: (key, queueSignal) => this.reconcileHandler(key, signal, queueSignal),
+    });
+    this.queue = q;
+    this.enqueue(this.sidecarSetNames());
+    q.start();
+    this.scopeKeeper?.lead(signal);
+    this.missedPods.lead(signal);
+    signal.addEventListener('abort', () => {
+      this.stopLeading(q);
+    });
+  }
+
+  private stopLeading(q: WorkQueue): void {
+    this.isLeading = false;
+    this.options.onLeading?.(false);
+    if (this.queue === q) this.queue = undefined;
+    void q.shutdown({ drain: false });
+    this.log.info('stopped leading');
+  }
+
+  /** One reconcile of the SidecarSet `key`, reported to `onReconcile`; throwing retries it. */
+  private async reconcileHandler(
+    key: string,
+    leadership: AbortSignal,
+    queueSignal: AbortSignal,
+  ): Promise<ReconcileResult> {
+    // A process frozen past its renew deadline (SIGSTOP, a long pause) may run this before the
+    // election's deadline timer: isLeader() reads the clock and steps down first, so the
+    // round writes nothing (docs/adr/0016-leader-only-metrics.md).
+    this.election?.isLeader();
+    const either = AbortSignal.any([leadership, queueSignal]);
+    const started = performance.now();
+    const seconds = (): number => (performance.now() - started) / 1000;
+    try {
+      const result = await reconcileSidecarSet(key, this.deps, either);
+      const outcome = result.requeueAfterMs === undefined ? 'success' : 'requeue';
+      this.options.onReconcile?.(outcome, seconds());
+      return result;
+    } catch (err) {
+      // A round cut short by the end of leadership is not a failed reconcile.
+      if (!either.aborted) this.options.onReconcile?.('error', seconds());
+      throw err;
+    }
+  }
+
+  private enqueue(names: Iterable<string>): void {
+    for (const name of names) this.queue?.add(name);
+  }
+
+  private sidecarSetNames(): string[] {
+    return this.sidecarSets.list().map((ss) => ss.metadata.name ?? '');
+  }
+
+  private sidecarSetsWithNamespaceRules(): string[] {
+    return this.sidecarSets
       .list()
       .filter((ss) => ss.spec.namespaceSelector !== undefined || ss.spec.namespace)
       .map((ss) => ss.metadata.name ?? '');
   }
 
-  const view: ControllerView = {
-    sidecarSet: (name) => sidecarSets.get(objectKey(undefined, name)),
-    podsInjectedBy: (name) => pods.podsOf(name),
-    namespaces: { get: (name) => namespaces.get(objectKey(undefined, name))?.labels },
-  };
-  const realWriter = options.writer ?? createKubeWriter(options.kubeConfig);
-  const writer = options.dryRun
-    ? dryRunWriter(realWriter, (msg, fields) => {
-        log.info(fields, msg);
-      })
-    : realWriter;
-  const revisionWriter = options.dryRun
-    ? dryRunRevisionWriter((msg, fields) => {
-        log.info(fields, msg);
-      })
-    : createRevisionWriter(options.kubeConfig, revisionNamespace);
-  const missedPods = createMissedPodsScanner({
-    sidecarSets: () => sidecarSets.list(),
-    pods: () => podCache.list(),
-    namespaces: view.namespaces,
-    webhookSelectors: () => scopeWriter?.webhookSelectors() ?? {},
-    writer,
-    logger: log,
-    ...(options.missedPodsResyncMs === undefined ? {} : { resyncMs: options.missedPodsResyncMs }),
-    ...(options.onMissedPods === undefined ? {} : { onCounts: options.onMissedPods }),
-  });
-  const bucket = createTokenBucket({ qps: options.qps ?? 20, burst: options.burst ?? 30 });
-  const deps: ReconcileDeps = {
-    view,
-    writer,
-    expectations,
-    inFlight: new Map(),
-    takeToken: (signal) => bucket.take(signal),
-    now,
-    logger: log,
-    reported: new Map(),
-    podEvents: options.podEvents ?? false,
-    ...(options.observer === undefined ? {} : { observer: options.observer }),
-    revisions: (name) => revisionsOf(revisions, name),
-    registerRevision: (ss, matched) =>
-      registerLatestRevision(
-        ss,
-        matched,
-        revisionsOf(revisions, ss.metadata.name ?? ''),
-        revisionWriter,
-        log.child({ sidecarSet: ss.metadata.name }),
-      ),
-  };
+  private onSidecarSetAdd(ss: SidecarSet): void {
+    this.scopeKeeper?.changed();
+    this.missedPods.changed();
+    this.enqueue([ss.metadata.name ?? '']);
+  }
 
-  function lead(signal: AbortSignal): void {
-    leading = true;
-    options.onLeading?.(true);
-    log.info('leading: reconciling SidecarSets');
-    const q = createWorkQueue({
-      workers: options.workers ?? 3,
-      logger: log,
-      resyncMs: options.resyncMs ?? 5 * 60_000,
-      keys: () => sidecarSets.list().map((ss) => ss.metadata.name ?? ''),
-      ...(options.queueMetrics === undefined ? {} : { metrics: options.queueMetrics }),
-      process: async (key, queueSignal) => {
-        // A process frozen past its renew deadline (SIGSTOP, a long pause) may run this before the
-        // election's deadline timer: isLeader() reads the clock and steps down first, so the
-        // round writes nothing (docs/adr/0016-leader-only-metrics.md).
-        election?.isLeader();
-        const either = AbortSignal.any([signal, queueSignal]);
-        const started = performance.now();
-        const seconds = (): number => (performance.now() - started) / 1000;
-        try {
-          const result = await reconcileSidecarSet(key, deps, either);
-          const outcome = result.requeueAfterMs === undefined ? 'success' : 'requeue';
-          options.onReconcile?.(outcome, seconds());
-          return result;
-        } catch (err) {
-          // A round cut short by the end of leadership is not a failed reconcile.
-          if (!either.aborted) options.onReconcile?.('error', seconds());
-          throw err;
-        }
-      },
-    });
-    queue = q;
-    enqueue(sidecarSets.list().map((ss) => ss.metadata.name ?? ''));
-    q.start();
-    scopeKeeper?.lead(signal);
-    missedPods.lead(signal);
-    signal.addEventListener('abort', () => {
-      leading = false;
-      options.onLeading?.(false);
-      if (queue === q) queue = undefined;
-      void q.shutdown({ drain: false });
-      log.info('stopped leading');
+  // Spec and annotation changes only (the health gate's settings and resume are annotations):
+  // our own status writes must not trigger another round.
+  private onSidecarSetUpdate(old: SidecarSet, ss: SidecarSet): void {
+    if (old.metadata.generation !== ss.metadata.generation) {
+      this.scopeKeeper?.changed();
+      this.missedPods.changed();
+    }
+    if (
+      old.metadata.generation !== ss.metadata.generation ||
+      !sameAnnotations(old.metadata.annotations, ss.metadata.annotations)
+    ) {
+      this.enqueue([ss.metadata.name ?? '']);
+    }
+  }
+
+  private onSidecarSetDelete(ss: SidecarSet): void {
+    this.scopeKeeper?.changed();
+    // The next check drops the deleted SidecarSet's sidecarset_missed_pods series.
+    this.missedPods.changed();
+    this.enqueue([ss.metadata.name ?? '']);
+  }
+
+  private onNamespaceEvent(): void {
+    this.enqueue(this.sidecarSetsWithNamespaceRules());
+  }
+
+  private onPodAdd(pod: Pod): void {
+    this.missedPods.changed();
+    this.enqueue(this.pods.upsert(keyOf(pod), pod));
+  }
+
+  private onPodUpdate(old: Pod, pod: Pod): void {
+    this.enqueue(this.pods.upsert(keyOf(pod), pod, old));
+  }
+
+  private onPodDelete(pod: Pod): void {
+    this.expectations.podDeleted(keyOf(pod));
+    this.enqueue(this.pods.remove(keyOf(pod), pod));
+  }
+
+  private createScopeKeeper(config: PodWebhookScopeConfig, writer: ScopeWriter): ScopeKeeper {
+    return createScopeKeeper({
+      writer,
+      sidecarSets: () => this.sidecarSets.list(),
+      enabled: config.enabled,
+      logger: this.log,
+      ...(config.resyncMs === undefined ? {} : { resyncMs: config.resyncMs }),
+      ...(config.onWritten === undefined ? {} : { onWritten: config.onWritten }),
     });
   }
 
-  let election: LeaderElection | undefined;
-  let standalone: AbortController | undefined;
-  let stopped = false;
-
-  return {
-    async start() {
-      await Promise.all([
-        sidecarSets.start(),
-        namespaces.start(),
-        podCache.start(),
-        revisions.start(),
-      ]);
-      // stop() while the caches were syncing: never begin to lead.
-      if (stopped) return;
-      log.info({ pods: pods.size(), sidecarSets: sidecarSets.size() }, 'controller caches synced');
-      const le = options.leaderElection;
-      if (le === undefined) {
-        standalone = new AbortController();
-        lead(standalone.signal);
-        return;
-      }
-      election = startLeaderElection({
-        kubeConfig: options.kubeConfig,
-        namespace: le.namespace,
-        name: le.name,
-        identity: le.identity ?? defaultIdentity(),
-        now,
-        ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
-        ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
-        ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
-        logger: log,
-        onStartedLeading: lead,
-        onStoppedLeading: () => undefined,
-        onNewLeader: (identity) => {
-          log.info({ leader: identity }, 'new leader');
+  private createSidecarSetReflector(): Reflector<SidecarSet> {
+    return createReflector({
+      kubeConfig: this.options.kubeConfig,
+      path: SIDECARSETS_PATH,
+      list: listSidecarSets(this.options.kubeConfig),
+      transform: withoutManagedFields,
+      logger: this.log,
+      handlers: {
+        onAdd: (ss) => {
+          this.onSidecarSetAdd(ss);
         },
-      });
-    },
-    async stop(stopOptions = {}) {
-      stopped = true;
-      standalone?.abort();
-      await election?.stop({ release: stopOptions.release ?? true });
-      await queue?.shutdown({ drain: false });
-      await Promise.all([sidecarSets.stop(), namespaces.stop(), podCache.stop(), revisions.stop()]);
-    },
-    synced: () =>
-      sidecarSets.synced() && namespaces.synced() && podCache.synced() && revisions.synced(),
-    failing: () =>
-      failingCaches({
-        SidecarSets: sidecarSets,
-        Namespaces: namespaces,
-        Pods: podCache,
-        ControllerRevisions: revisions,
-      }),
-    leading: () => leading,
-    cachedPods: () => pods.size(),
-  };
+        onUpdate: (old, ss) => {
+          this.onSidecarSetUpdate(old, ss);
+        },
+        onDelete: (ss) => {
+          this.onSidecarSetDelete(ss);
+        },
+      },
+    });
+  }
+
+  private createNamespaceReflector(): Reflector<CachedNamespace> {
+    return createReflector({
+      kubeConfig: this.options.kubeConfig,
+      path: NAMESPACES_PATH,
+      list: listNamespaces(this.options.kubeConfig),
+      transform: cachedNamespace,
+      logger: this.log,
+      handlers: {
+        onUpdate: () => {
+          this.onNamespaceEvent();
+        },
+        onAdd: () => {
+          this.onNamespaceEvent();
+        },
+        onDelete: () => {
+          this.onNamespaceEvent();
+        },
+      },
+    });
+  }
+
+  // The slim pod holds only what planning reads, so any change to it is worth a reconcile.
+  private createPodReflector(): Reflector<Pod> {
+    const core = this.options.kubeConfig.makeApiClient(CoreV1Api);
+    return createReflector({
+      kubeConfig: this.options.kubeConfig,
+      path: '/api/v1/pods',
+      list: (params) => core.listPodForAllNamespaces(params),
+      transform: (raw: unknown) => slimPod(raw),
+      logger: this.log,
+      handlers: {
+        onAdd: (pod) => {
+          this.onPodAdd(pod);
+        },
+        onUpdate: (old, pod) => {
+          this.onPodUpdate(old, pod);
+        },
+        onDelete: (pod) => {
+          this.onPodDelete(pod);
+        },
+      },
+    });
+  }
+
+  private createReconcileDeps(
+    view: ControllerView,
+    writer: ClusterWriter,
+    revisionWriter: RevisionWriter,
+  ): ReconcileDeps {
+    const bucket = createTokenBucket({
+      qps: this.options.qps ?? 20,
+      burst: this.options.burst ?? 30,
+    });
+    return {
+      view,
+      writer,
+      expectations: this.expectations,
+      inFlight: new Map(),
+      takeToken: (signal) => bucket.take(signal),
+      now: this.now,
+      logger: this.log,
+      reported: new Map(),
+      podEvents: this.options.podEvents ?? false,
+      ...(this.options.observer === undefined ? {} : { observer: this.options.observer }),
+      revisions: (name) => revisionsOf(this.revisions, name),
+      registerRevision: (ss, matched) =>
+        registerLatestRevision(
+          ss,
+          matched,
+          revisionsOf(this.revisions, ss.metadata.name ?? ''),
+          revisionWriter,
+          this.log.child({ sidecarSet: ss.metadata.name }),
+        ),
+    };
+  }
 }
 
 function keyOf(pod: Pod): string {

@@ -90,216 +90,240 @@ export interface ShutdownOptions {
   drain: boolean;
 }
 
-export interface WorkQueue {
+interface DelayedKey {
+  readyAt: number;
+  handle: unknown;
+}
+
+/**
+ * The queue: client-go's Type (`add`, `get`, `done`, `shutdown`), its delaying queue
+ * (`addAfter`), its rate-limiting queue (`addRateLimited`, `forget`, `failures`), and the worker
+ * loop that hands each key from `get` to `process` and calls `done` when the run ends.
+ */
+export class WorkQueue {
+  private readonly process: ProcessFn;
+  private readonly workers: number;
+  private readonly backoff: QueueBackoff;
+  private readonly timers: Timers;
+  private readonly logger: QueueLogger | undefined;
+  private readonly resyncMs: number | undefined;
+  private readonly keys: (() => Iterable<string>) | undefined;
+  private readonly metrics: QueueMetrics | undefined;
+  private readonly clock: () => number;
+
+  /** Keys waiting for a worker, first in first out. */
+  private readonly queue: string[] = [];
+  /** Keys that need a run: queued, or added again while in flight. */
+  private readonly dirty = new Set<string>();
+  /** Keys a worker is running now. */
+  private readonly processing = new Set<string>();
+  private readonly delayed = new Map<string, DelayedKey>();
+  private readonly failureCounts = new Map<string, number>();
+  private readonly abort = new AbortController();
+  private idleWaiters: (() => void)[] = [];
+  private started = false;
+  private stopping = false;
+  private stopped: Promise<void> | undefined;
+  private resolveStopped: (() => void) | undefined;
+  private resyncHandle: unknown;
+
+  constructor(options: WorkQueueOptions) {
+    this.process = options.process;
+    this.workers = options.workers ?? 2;
+    this.backoff = options.backoff ?? DEFAULT_QUEUE_BACKOFF;
+    this.timers = options.timers ?? realTimers;
+    this.logger = options.logger;
+    this.resyncMs = options.resyncMs;
+    this.keys = options.keys;
+    this.metrics = options.metrics;
+    this.clock = options.clock ?? ((): number => performance.now() / 1000);
+    checkOptions(this.workers, this.backoff, this.resyncMs, this.keys);
+  }
+
   /** Queue the key now (once, however often it is added) and cancel its pending delay. */
-  add: (key: string) => void;
+  add(key: string): void {
+    if (this.stopping) return;
+    this.cancelDelay(key);
+    if (this.dirty.has(key)) return;
+    this.dirty.add(key);
+    // An in-flight key is queued again by `done`.
+    this.metrics?.added();
+    if (this.processing.has(key)) return;
+    this.queue.push(key);
+    this.pump();
+  }
+
   /** Queue the key after `ms`; the earliest pending time wins; no-op if it is already queued. */
-  addAfter: (key: string, ms: number) => void;
+  addAfter(key: string, ms: number): void {
+    if (this.stopping) return;
+    if (ms <= 0) {
+      this.add(key);
+      return;
+    }
+    // Already due without a delay.
+    if (this.dirty.has(key)) return;
+    const readyAt = this.timers.now() + ms;
+    const pending = this.delayed.get(key);
+    if (pending !== undefined) {
+      if (pending.readyAt <= readyAt) return;
+      this.timers.clearTimeout(pending.handle);
+    }
+    const handle = this.timers.setTimeout(() => {
+      this.delayed.delete(key);
+      this.add(key);
+      this.checkIdle();
+    }, ms);
+    this.delayed.set(key, { readyAt, handle });
+  }
+
   /** Queue the key after its backoff, and count one more failure. */
-  addRateLimited: (key: string) => void;
+  addRateLimited(key: string): void {
+    this.metrics?.retried();
+    this.addAfter(key, this.nextBackoff(key));
+  }
+
   /** Reset the key's backoff. */
-  forget: (key: string) => void;
+  forget(key: string): void {
+    this.failureCounts.delete(key);
+  }
+
   /** Consecutive failures counted for the key. */
-  failures: (key: string) => number;
+  failures(key: string): number {
+    return this.failureCounts.get(key) ?? 0;
+  }
+
   /** Keys waiting for a worker (neither delayed nor in flight). */
-  len: () => number;
+  len(): number {
+    return this.queue.length;
+  }
+
   /** Begin handing keys to workers (and resyncing). Keys may be added before. */
-  start: () => void;
+  start(): void {
+    if (this.started || this.stopping) return;
+    this.started = true;
+    this.scheduleResync();
+    this.pump();
+  }
+
   /**
    * Take no more work: later adds are ignored, queued and delayed keys are dropped. Resolves
    * once in-flight runs have ended. Calling it again with `drain: false` aborts a drain.
    */
-  shutdown: (options: ShutdownOptions) => Promise<void>;
+  shutdown({ drain }: ShutdownOptions): Promise<void> {
+    if (!drain) this.abort.abort();
+    if (this.stopped !== undefined) return this.stopped;
+    this.stopping = true;
+    if (this.resyncHandle !== undefined) this.timers.clearTimeout(this.resyncHandle);
+    this.resyncHandle = undefined;
+    for (const { handle } of this.delayed.values()) this.timers.clearTimeout(handle);
+    this.delayed.clear();
+    this.queue.length = 0;
+    this.metrics?.depth(0);
+    this.dirty.clear();
+    this.stopped = new Promise<void>((resolve) => {
+      this.resolveStopped = resolve;
+    });
+    if (this.processing.size === 0) this.resolveStopped?.();
+    this.checkIdle();
+    return this.stopped;
+  }
+
   /** Resolves when nothing is queued, delayed or in flight (for tests). */
-  idle: () => Promise<void>;
-}
-
-export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
-  const workers = options.workers ?? 2;
-  const backoff = options.backoff ?? DEFAULT_QUEUE_BACKOFF;
-  const timers = options.timers ?? realTimers;
-  const { logger, resyncMs, keys, metrics } = options;
-  const clock = options.clock ?? ((): number => performance.now() / 1000);
-  checkOptions(workers, backoff, resyncMs, keys);
-
-  const queue: string[] = [];
-  const dirty = new Set<string>();
-  const processing = new Set<string>();
-  const delayed = new Map<string, { readyAt: number; handle: unknown }>();
-  const failureCounts = new Map<string, number>();
-  const abort = new AbortController();
-  let idleWaiters: (() => void)[] = [];
-  let started = false;
-  let stopping = false;
-  let stopped: Promise<void> | undefined;
-  let resolveStopped: (() => void) | undefined;
-  let resyncHandle: unknown;
-
-  function add(key: string): void {
-    if (stopping) return;
-    cancelDelay(key);
-    if (dirty.has(key)) return;
-    dirty.add(key);
-    // An in-flight key is queued again by `finish`.
-    metrics?.added();
-    if (processing.has(key)) return;
-    queue.push(key);
-    pump();
+  idle(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.idleWaiters.push(resolve);
+      this.checkIdle();
+    });
   }
 
-  function addAfter(key: string, ms: number): void {
-    if (stopping) return;
-    if (ms <= 0) {
-      add(key);
-      return;
-    }
-    // Already due without a delay.
-    if (dirty.has(key)) return;
-    const readyAt = timers.now() + ms;
-    const pending = delayed.get(key);
-    if (pending !== undefined) {
-      if (pending.readyAt <= readyAt) return;
-      timers.clearTimeout(pending.handle);
-    }
-    const handle = timers.setTimeout(() => {
-      delayed.delete(key);
-      add(key);
-      checkIdle();
-    }, ms);
-    delayed.set(key, { readyAt, handle });
-  }
-
-  function cancelDelay(key: string): void {
-    const pending = delayed.get(key);
+  private cancelDelay(key: string): void {
+    const pending = this.delayed.get(key);
     if (pending === undefined) return;
-    timers.clearTimeout(pending.handle);
-    delayed.delete(key);
+    this.timers.clearTimeout(pending.handle);
+    this.delayed.delete(key);
   }
 
-  function nextBackoff(key: string): number {
-    const exp = failureCounts.get(key) ?? 0;
-    failureCounts.set(key, exp + 1);
+  private nextBackoff(key: string): number {
+    const exp = this.failureCounts.get(key) ?? 0;
+    this.failureCounts.set(key, exp + 1);
     // The exponent is capped so that 2^exp stays finite.
-    return Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.min(exp, 62));
+    return Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** Math.min(exp, 62));
   }
 
-  function addRateLimited(key: string): void {
-    metrics?.retried();
-    addAfter(key, nextBackoff(key));
-  }
-
-  function forget(key: string): void {
-    failureCounts.delete(key);
-  }
-
-  function pump(): void {
-    while (started && !stopping && processing.size < workers) {
-      const key = queue.shift();
+  /** Hand queued keys to idle workers. */
+  private pump(): void {
+    while (this.started && !this.stopping && this.processing.size < this.workers) {
+      const key = this.get();
       if (key === undefined) break;
-      dirty.delete(key);
-      processing.add(key);
-      void run(key);
+      void this.processItem(key);
     }
-    metrics?.depth(queue.length);
-    checkIdle();
+    this.metrics?.depth(this.queue.length);
+    this.checkIdle();
   }
 
-  async function run(key: string): Promise<void> {
-    const started = clock();
+  /** The next queued key, now in flight; undefined when none is queued. */
+  private get(): string | undefined {
+    const key = this.queue.shift();
+    if (key === undefined) return undefined;
+    this.dirty.delete(key);
+    this.processing.add(key);
+    return key;
+  }
+
+  /** One run of `process`; success forgets the key's backoff, failure queues it after it. */
+  private async processItem(key: string): Promise<void> {
+    const startedAt = this.clock();
     try {
       // Start the reconcile on a fresh microtask so that pump() never recurses through it.
       await Promise.resolve();
-      const result = await options.process(key, abort.signal);
-      forget(key);
+      const result = await this.process(key, this.abort.signal);
+      this.forget(key);
       if (typeof result === 'object' && result.requeueAfterMs !== undefined) {
-        addAfter(key, result.requeueAfterMs);
+        this.addAfter(key, result.requeueAfterMs);
       }
     } catch (err) {
       // A run we aborted is expected to throw; nothing to retry or report.
-      if (!abort.signal.aborted) {
-        const retryInMs = nextBackoff(key);
-        const attempt = failureCounts.get(key) ?? 0;
-        logger?.warn({ key, attempt, retryInMs, err }, 'reconcile failed; retrying');
-        metrics?.retried();
-        addAfter(key, retryInMs);
+      if (!this.abort.signal.aborted) {
+        const retryInMs = this.nextBackoff(key);
+        const attempt = this.failures(key);
+        this.logger?.warn({ key, attempt, retryInMs, err }, 'reconcile failed; retrying');
+        this.metrics?.retried();
+        this.addAfter(key, retryInMs);
       }
     } finally {
-      metrics?.processed(clock() - started);
-      finish(key);
+      this.metrics?.processed(this.clock() - startedAt);
+      this.done(key);
     }
   }
 
-  function finish(key: string): void {
-    processing.delete(key);
-    if (dirty.has(key)) queue.push(key);
-    if (stopping && processing.size === 0) resolveStopped?.();
-    pump();
+  /** The key's run ended: queue it again if it was added meanwhile. */
+  private done(key: string): void {
+    this.processing.delete(key);
+    if (this.dirty.has(key)) this.queue.push(key);
+    if (this.stopping && this.processing.size === 0) this.resolveStopped?.();
+    this.pump();
   }
 
-  function checkIdle(): void {
-    if (queue.length > 0 || delayed.size > 0 || processing.size > 0) return;
-    const waiters = idleWaiters;
-    idleWaiters = [];
+  private checkIdle(): void {
+    if (this.queue.length > 0 || this.delayed.size > 0 || this.processing.size > 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
     for (const resolve of waiters) resolve();
   }
 
-  function scheduleResync(): void {
+  private scheduleResync(): void {
+    const { resyncMs, keys } = this;
     if (resyncMs === undefined || keys === undefined) return;
-    resyncHandle = timers.setTimeout(() => {
-      resyncHandle = undefined;
+    this.resyncHandle = this.timers.setTimeout(() => {
+      this.resyncHandle = undefined;
       try {
-        for (const key of keys()) add(key);
+        for (const key of keys()) this.add(key);
       } catch (err) {
-        logger?.warn({ err }, 'resync failed to list keys');
+        this.logger?.warn({ err }, 'resync failed to list keys');
       }
-      scheduleResync();
+      this.scheduleResync();
     }, resyncMs);
   }
-
-  function start(): void {
-    if (started || stopping) return;
-    started = true;
-    scheduleResync();
-    pump();
-  }
-
-  function shutdown({ drain }: ShutdownOptions): Promise<void> {
-    if (!drain) abort.abort();
-    if (stopped !== undefined) return stopped;
-    stopping = true;
-    if (resyncHandle !== undefined) timers.clearTimeout(resyncHandle);
-    resyncHandle = undefined;
-    for (const { handle } of delayed.values()) timers.clearTimeout(handle);
-    delayed.clear();
-    queue.length = 0;
-    metrics?.depth(0);
-    dirty.clear();
-    stopped = new Promise<void>((resolve) => {
-      resolveStopped = resolve;
-    });
-    if (processing.size === 0) resolveStopped?.();
-    checkIdle();
-    return stopped;
-  }
-
-  function idle(): Promise<void> {
-    return new Promise<void>((resolve) => {
-      idleWaiters.push(resolve);
-      checkIdle();
-    });
-  }
-
-  return {
-    add,
-    addAfter,
-    addRateLimited,
-    forget,
-    failures: (key) => failureCounts.get(key) ?? 0,
-    len: () => queue.length,
-    start,
-    shutdown,
-    idle,
-  };
 }
 
 function checkOptions(

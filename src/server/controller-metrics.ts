@@ -11,7 +11,7 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 
 import type { ControllerOptions } from '../controller/controller.js';
 
-/** The controller's hooks that feed the metrics: spread them into createController's options. */
+/** The controller's hooks that feed the metrics: spread them into the Controller's options. */
 export type ControllerMetricHooks = Required<
   Pick<
     ControllerOptions,

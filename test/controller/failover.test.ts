@@ -4,8 +4,7 @@ import { describe, it } from 'node:test';
 
 import { pino } from 'pino';
 
-import type { Controller } from '../../src/controller/controller.js';
-import { createController } from '../../src/controller/controller.js';
+import { Controller } from '../../src/controller/controller.js';
 import {
   container,
   containerStatus,
@@ -22,7 +21,7 @@ describe('leader election', () => {
   it('hands the rollout over when the leader dies: no pod upgraded twice, the budget held', async () => {
     const cluster = await startTestCluster({ controller: false, kubeletDelayMs: 40 });
     const replica = (identity: string): Controller =>
-      createController({
+      new Controller({
         kubeConfig: cluster.api.kubeConfig(),
         logger: pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }),
         qps: 1000,

@@ -12,7 +12,7 @@ import { describe, it } from 'node:test';
 
 import { pino } from 'pino';
 
-import { createController } from '../../src/controller/controller.js';
+import { Controller } from '../../src/controller/controller.js';
 import { LEASES } from '../fake-apiserver/index.js';
 import {
   container,
@@ -28,7 +28,7 @@ describe('a leader frozen past its renew deadline', () => {
   it('steps down at its next round and writes nothing in it', async () => {
     const cluster = await startTestCluster({ controller: false });
     let frozenForMs = 0;
-    const controller = createController({
+    const controller = new Controller({
       kubeConfig: cluster.api.kubeConfig(),
       logger: pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }),
       qps: 1000,

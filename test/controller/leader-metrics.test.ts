@@ -10,8 +10,7 @@ import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 
-import type { Controller } from '../../src/controller/controller.js';
-import { createController } from '../../src/controller/controller.js';
+import { Controller } from '../../src/controller/controller.js';
 import { createControllerMetrics } from '../../src/server/controller-metrics.js';
 import { LEASES } from '../fake-apiserver/index.js';
 import type { TestCluster } from './cluster.js';
@@ -39,7 +38,7 @@ function replica(cluster: TestCluster, identity: string): Replica {
     leading: controller.leading(),
     cachedPods: controller.cachedPods(),
   }));
-  const controller = createController({
+  const controller = new Controller({
     kubeConfig: cluster.api.kubeConfig(),
     logger: pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }),
     qps: 1000,

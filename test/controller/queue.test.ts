@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { ProcessFn, QueueLogger, WorkQueueOptions } from '../../src/controller/queue.js';
-import { createWorkQueue } from '../../src/controller/queue.js';
+import { WorkQueue } from '../../src/controller/queue.js';
 import type { FakeClock } from '../support/fake-timers.js';
 import { createFakeClock, settle } from '../support/fake-timers.js';
 
@@ -61,7 +61,7 @@ function gated(): {
 }
 
 function queueWith(clock: FakeClock, options: Partial<WorkQueueOptions> & { process: ProcessFn }) {
-  return createWorkQueue({ timers: clock, ...options });
+  return new WorkQueue({ timers: clock, ...options });
 }
 
 describe('work queue: dedup, one run per key, FIFO', () => {
@@ -485,7 +485,7 @@ describe('work queue: shutdown and resync', () => {
 
   it('uses real timers by default (an add cancels the real delay, so nothing sleeps)', async () => {
     const calls: string[] = [];
-    const q = createWorkQueue({ process: (key) => Promise.resolve(void calls.push(key)) });
+    const q = new WorkQueue({ process: (key) => Promise.resolve(void calls.push(key)) });
     q.start();
     q.addAfter('a', 60_000);
     q.add('a');
@@ -495,7 +495,7 @@ describe('work queue: shutdown and resync', () => {
   });
 
   it('shutdown of an idle queue resolves at once', async () => {
-    const q = createWorkQueue({ process: () => Promise.resolve() });
+    const q = new WorkQueue({ process: () => Promise.resolve() });
     await q.shutdown({ drain: true });
     await q.idle();
   });
@@ -549,14 +549,14 @@ describe('work queue: shutdown and resync', () => {
 
   it('rejects bad options', () => {
     const process = (): Promise<void> => Promise.resolve();
-    assert.throws(() => createWorkQueue({ process, workers: 0 }), RangeError);
-    assert.throws(() => createWorkQueue({ process, workers: 1.5 }), RangeError);
+    assert.throws(() => new WorkQueue({ process, workers: 0 }), RangeError);
+    assert.throws(() => new WorkQueue({ process, workers: 1.5 }), RangeError);
     assert.throws(
-      () => createWorkQueue({ process, backoff: { initialMs: 0, maxMs: 10 } }),
+      () => new WorkQueue({ process, backoff: { initialMs: 0, maxMs: 10 } }),
       RangeError,
     );
-    assert.throws(() => createWorkQueue({ process, resyncMs: 0, keys: () => [] }), RangeError);
-    assert.throws(() => createWorkQueue({ process, resyncMs: 10 }), TypeError);
+    assert.throws(() => new WorkQueue({ process, resyncMs: 0, keys: () => [] }), RangeError);
+    assert.throws(() => new WorkQueue({ process, resyncMs: 10 }), TypeError);
   });
 });
 

@@ -4,8 +4,7 @@ import { it } from 'node:test';
 
 import { pino } from 'pino';
 
-import type { Controller } from '../../src/controller/controller.js';
-import { createController } from '../../src/controller/controller.js';
+import { Controller } from '../../src/controller/controller.js';
 import { createPods, createSidecarSet, nginxPod, sidecarSet, startTestCluster } from './cluster.js';
 
 it('stop() during start() leaves the controller stopped: no leading, no writes', async () => {
@@ -20,7 +19,7 @@ it('stop() during start() leaves the controller stopped: no leading, no writes',
       }),
     );
     await createPods(cluster, 3, (i) => nginxPod(`web-${String(i)}`, { app: 'nginx' }));
-    controller = createController({
+    controller = new Controller({
       kubeConfig: cluster.api.kubeConfig(),
       logger: pino({ level: 'silent' }),
     });

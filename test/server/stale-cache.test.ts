@@ -11,9 +11,9 @@ import { pino } from 'pino';
 
 import type { FailingCache, SnapshotSource } from '../../src/cache/snapshot.js';
 import { makeSnapshot } from '../../src/cache/snapshot.js';
+import { createClusterSource } from '../../src/cache/cluster-source.js';
 import { controllerNotReady } from '../../src/cli/controller.js';
-import { createController } from '../../src/controller/controller.js';
-import { createClusterSource } from '../../src/k8s/cluster-source.js';
+import { Controller } from '../../src/controller/controller.js';
 import { buildHealthApp } from '../../src/server/app.js';
 import { createMetrics } from '../../src/server/metrics.js';
 import { withServer } from '../fake-apiserver/harness.js';
@@ -145,7 +145,7 @@ describe('/readyz and stale caches', () => {
 
   it('the controller reports its caches failing while the API server warms up', async () => {
     await withServer(async (server) => {
-      const controller = createController({
+      const controller = new Controller({
         kubeConfig: server.kubeConfig(),
         logger: pino({ level: 'silent' }),
       });

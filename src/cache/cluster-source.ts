@@ -13,24 +13,24 @@ import { withHashes } from '../core/api/hash.js';
 import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import { formatFieldErrors } from '../core/validation/field-error.js';
 import { validateSidecarSetSchema } from '../core/validation/sidecarset.js';
-import type { Snapshot, SnapshotSource } from '../cache/snapshot.js';
-import { makeSnapshot } from '../cache/snapshot.js';
-import type { CachedNamespace } from './collections.js';
+import type { Snapshot, SnapshotSource } from './snapshot.js';
+import { makeSnapshot } from './snapshot.js';
+import type { CachedNamespace } from '../k8s/collections.js';
 import {
   NAMESPACES_PATH,
   SIDECARSETS_PATH,
   cachedNamespace,
   listNamespaces,
   listSidecarSets,
-} from './collections.js';
-import type { Backoff, Reflector, ReflectorHandlers } from './reflector.js';
-import { createReflector } from './reflector.js';
-import { failingCaches } from './failing-caches.js';
+} from '../k8s/collections.js';
+import type { Backoff, Reflector, ReflectorHandlers } from '../k8s/reflector.js';
+import { createReflector } from '../k8s/reflector.js';
+import { failingCaches } from '../k8s/failing-caches.js';
 import {
   DEFAULT_REVISION_NAMESPACE,
   createRevisionReflector,
   revisionLookup,
-} from './revisions.js';
+} from '../k8s/revisions.js';
 
 export interface ClusterSourceOptions {
   kubeConfig: KubeConfig;
