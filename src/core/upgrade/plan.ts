@@ -42,7 +42,11 @@ import type {
   UpgradeStatus,
 } from './types.js';
 
-/** A matched pod, read once: over a large fleet, parsing each pod's annotations is the cost. */
+/**
+ * A matched pod, read once. Pods are read in the order given (a fleet is read front to back,
+ * which is what a large one's memory rewards); only what the plan reports is put in
+ * namespace/name order.
+ */
 interface MatchedPod {
   pod: Readonly<Pod>;
   ref: PodRef;
@@ -108,7 +112,7 @@ export function planUpgrade(
   };
   const outdated = matched.filter((m) => !m.updated);
   const holdAll = (reason: keyof typeof MESSAGES): HeldPod[] =>
-    outdated.map((m) => hold(m, reason));
+    byName(outdated).map((m) => hold(m, reason));
   // 3. NotUpdate: pods keep the version they were injected with.
   if (strategy.type === 'NotUpdate') {
     return { ...plan, held: holdAll('NotUpdate'), stopped: 'NotUpdate' };
@@ -121,7 +125,7 @@ export function planUpgrade(
   // 5. Finished hot upgrades are flipped first, and alone in their round.
   const flips = ctx.hot.length > 0 ? matched.filter((m) => needsFlip(ctx, m.pod)) : [];
   if (flips.length > 0) {
-    const flip = flips.map((m) => buildPodFlip(ctx, m.pod, options.now));
+    const flip = byName(flips).map((m) => buildPodFlip(ctx, m.pod, options.now));
     return { ...plan, flip, held: holdAll('HotUpgradeFlip') };
   }
   // 6. Every matched pod is updated: nothing to do.
@@ -198,12 +202,13 @@ export function planUpgrade(
     }
   });
   // Not push(...waiting): a fleet's worth of arguments overflows the call stack.
-  for (const h of waiting) plan.held.push(h);
+  for (const h of byName(waiting)) plan.held.push(h);
+  plan.notUpgradable = byName(plan.notUpgradable);
   return plan;
 }
 
 /**
- * Every given pod once: matched (in namespace/name order) or excluded, with the reason. With
+ * Every given pod once: matched (in the order given) or excluded, with the reason. With
  * recreation on, pods on an older version being deleted are Recreating: evicted, most likely,
  * and their replacements not ready yet (or not even created), so they use the budget.
  */
@@ -235,7 +240,7 @@ function readPods(
       matched.push({
         pod,
         ref,
-        labels: pod.metadata.labels ?? {},
+        labels: { ...pod.metadata.labels },
         updated: isUpdated(ctx, pod),
         ready,
         available: ready && isStateConsistent(ctx, pod),
@@ -244,9 +249,7 @@ function readPods(
       });
     }
   }
-  matched.sort((a, b) => byName(a.ref, b.ref));
-  excluded.sort((a, b) => byName(a.pod, b.pod));
-  return { matched, excluded };
+  return { matched, excluded: byName(excluded) };
 }
 
 function recreation(ctx: SidecarSetContext, m: MatchedPod, message: string): PodRecreate {
@@ -256,8 +259,14 @@ function recreation(ctx: SidecarSetContext, m: MatchedPod, message: string): Pod
   return recreate;
 }
 
-function byName(a: PodRef, b: PodRef): number {
-  return compareStrings(a.namespace, b.namespace) || compareStrings(a.name, b.name);
+/** In namespace/name order, as the plan reports pods (docs/adr/0003-stable-upgrade-order.md). */
+function byName<T extends { pod: PodRef } | { ref: PodRef }>(items: readonly T[]): T[] {
+  const ref = (item: T): PodRef => ('ref' in item ? item.ref : item.pod);
+  return [...items].sort((a, b) => {
+    const x = ref(a);
+    const y = ref(b);
+    return compareStrings(x.namespace, y.namespace) || compareStrings(x.name, y.name);
+  });
 }
 
 /** calculateStatus: of the matched pods, updated, ready (ready and consistent), and both. */

@@ -30,7 +30,11 @@ function scatterOrder(
   all: readonly { labels: Labels }[],
   terms: readonly UpdateScatterTerm[],
 ): number[] {
-  return scatterCandidates(terms, candidates, all).map((c) => candidates.indexOf(c));
+  const named = all.map(({ labels }, i) => ({
+    labels,
+    ref: { namespace: 'default', name: `pod-${String(i).padStart(6, '0')}` },
+  }));
+  return scatterCandidates(terms, candidates, named).map((c) => candidates.indexOf(c));
 }
 
 describe('default order (ActivePods.Less)', () => {
@@ -175,13 +179,13 @@ describe('scatterStrategy', () => {
   it('expandScatterTerms (TestParseUpdateScatterTerms)', () => {
     const explicit = [1, 2, 3].map((i) => ({ key: `key-${i}`, value: `value-${i}` }));
     const labelled = ['value-4-0', 'value-4-1', 'value-4-2', 'value-4', 'value-4', 'value-4'].map(
-      (v) => ({ labels: { 'key-4': v } }),
+      (v, i) => ({ labels: { 'key-4': v }, ref: { namespace: 'default', name: `pod-${i + 1}` } }),
     );
     assert.deepEqual(expandScatterTerms(explicit, labelled), explicit);
     assert.deepEqual(
       expandScatterTerms(
         [...explicit, { key: 'key-1', value: 'value-1' }, { key: 'key-4', value: '*' }],
-        [{ labels: {} }, ...labelled],
+        [{ labels: {}, ref: { namespace: 'default', name: 'pod-0' } }, ...labelled],
       ),
       [
         ...explicit,

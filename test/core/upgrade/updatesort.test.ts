@@ -23,6 +23,7 @@ function candidates(pods: readonly Pod[]): { pod: Pod }[] {
 
 interface Item {
   labels: Labels;
+  ref: { namespace: string; name: string };
   id: number;
 }
 
@@ -33,7 +34,8 @@ interface Item {
 function scatter(pods: readonly (Labels | null)[], terms: UpdateScatterTerm[], count: number) {
   const all: Item[] = [];
   pods.forEach((labels, id) => {
-    if (labels !== null) all.push({ labels, id });
+    const ref = { namespace: 'default', name: `pod-${String(id).padStart(4, '0')}` };
+    if (labels !== null) all.push({ labels, ref, id });
   });
   return scatterCandidates(terms, all.slice(0, count), all).map((c) => c.id);
 }
