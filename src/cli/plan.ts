@@ -5,7 +5,7 @@ import { withHashes } from '../core/api/hash.js';
 import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import type { Pod } from '../core/api/k8s-types.js';
 import { planUpgrade } from '../core/upgrade/plan.js';
-import { resizableVersions } from '../core/upgrade/resources.js';
+import { resizableVersions } from '../core/revisions/history.js';
 import { podKey } from '../core/upgrade/pod-state.js';
 import { selectsForUpgrade } from '../core/matching/upgrade-selection.js';
 import type { Simulation } from '../core/rollout/simulate.js';

@@ -14,24 +14,19 @@ import type { SidecarSet, SidecarSetStatus } from '../core/api/sidecarset-types.
 import type { StoredRevision } from '../core/revisions/history.js';
 import { ROLLOUT_PAUSED } from '../core/api/sidecarset-types.js';
 import { nextRolloutPausedConditions } from '../core/status/rollout-paused-condition.js';
-import { healthSettings } from '../core/upgrade/health-settings.js';
+import { healthSettings } from '../core/api/health-gate-annotations.js';
 import type { SidecarSetContext } from '../core/upgrade/context.js';
 import { sidecarSetContext } from '../core/upgrade/context.js';
 import { planUpgrade } from '../core/upgrade/plan.js';
 import { recordedHash } from '../core/pod-annotations/pod-hash-annotation.js';
 import { nextStatusConditions } from '../core/status/status-conditions.js';
 import { containerStatus } from '../core/api/pod-containers.js';
-import {
-  isStateConsistent,
-  isTerminating,
-  isUpdated,
-  podKey,
-  podRef,
-} from '../core/upgrade/pod-state.js';
+import { isStateConsistent, isUpdated, podKey, podRef } from '../core/upgrade/pod-state.js';
+import { isTerminating } from '../core/api/pod-status.js';
 import { selectsForUpgrade } from '../core/matching/upgrade-selection.js';
 import type { UpgradePlan } from '../core/upgrade/types.js';
 import { nextUpgradableCondition } from '../core/status/upgradable-condition.js';
-import { resizableVersions } from '../core/upgrade/resources.js';
+import { resizableVersions } from '../core/revisions/history.js';
 import type { PodWriteDeps } from './pod-writes.js';
 import {
   READINESS_GATE,

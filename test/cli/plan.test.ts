@@ -13,7 +13,7 @@ import type { Io } from '../../src/cli/io.js';
 import { withHashes } from '../../src/core/api/hash.js';
 import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 import { readManifests } from '../../src/io/documents.js';
-import { applyPodUpgrade } from '../../src/core/upgrade/change.js';
+import { applyPodUpgrade } from '../../src/core/rollout/simulate.js';
 import { planUpgrade } from '../../src/core/upgrade/plan.js';
 import { grayReleasePods } from '../fixtures/plan/gray-release-pods.js';
 import { injected, ownedPod, sidecarSet } from '../support/injected-pods.js';

@@ -2,10 +2,11 @@
  * The health gate's tuning annotations on a SidecarSet (never new spec fields: OpenKruise
  * manifests stay valid and unchanged). Names, defaults and accepted values:
  * docs/adr/0014-health-gated-rollouts.md. Each annotation is parsed here only: the controller
- * reads it tolerantly (src/core/upgrade/health-settings.ts: a bad value falls back to the
- * default), the validating webhook and `sidecarset validate` refuse a bad value
+ * reads it tolerantly (healthSettings below: a bad value falls back to the default and is
+ * reported), the validating webhook and `sidecarset validate` refuse a bad value
  * (src/core/validation/health-annotations.ts).
  */
+import type { SidecarSet } from './sidecarset-types.js';
 
 export const HEALTH_GATE = 'sidecarset.dev/health-gate';
 export const PROGRESS_DEADLINE_SECONDS = 'sidecarset.dev/progress-deadline-seconds';
@@ -96,3 +97,49 @@ export const HEALTH_ANNOTATIONS: readonly TuningAnnotation<unknown>[] = [
   UNHEALTHY_PODS_TO_PAUSE_ANNOTATION,
   RESUMED_AT_ANNOTATION,
 ];
+
+export interface HealthSettings {
+  enabled: boolean;
+  /** How long an upgraded pod has to become healthy. */
+  progressDeadlineSeconds: number;
+  /** Restarts of a sidecar since its upgrade that are tolerated; one more is a crash loop. */
+  maxSidecarRestarts: number;
+  /** Failed pods that pause the rollout: a count, or a percentage of matched pods ("10%"). */
+  unhealthyPodsToPause: string;
+  /** Only pods upgraded at or after this time count (the last resume). */
+  resumedAt?: Date;
+  /**
+   * Annotations that could not be read, each replaced by its default. The webhook refuses such
+   * values; they remain on SidecarSets stored before it did, or written while it was down.
+   */
+  problems: string[];
+}
+
+export function healthSettings(sidecarSet: SidecarSet): HealthSettings {
+  const annotations = sidecarSet.metadata.annotations ?? {};
+  const problems: string[] = [];
+  const read = <T>(annotation: TuningAnnotation<T>, fallback: T, shown = String(fallback)): T => {
+    const raw = annotations[annotation.key];
+    if (raw === undefined) return fallback;
+    const value = annotation.parse(raw);
+    if (value !== undefined) return value;
+    problems.push(
+      `${annotation.key}: ${JSON.stringify(raw)} is not valid (must be ${annotation.accepts}); using ${shown}`,
+    );
+    return fallback;
+  };
+  const { progressDeadlineSeconds, maxSidecarRestarts, unhealthyPodsToPause } = HEALTH_DEFAULTS;
+  const enabled = read(HEALTH_GATE_ANNOTATION, true, 'on');
+  const deadline = read(PROGRESS_DEADLINE_ANNOTATION, progressDeadlineSeconds);
+  const restarts = read(MAX_SIDECAR_RESTARTS_ANNOTATION, maxSidecarRestarts);
+  const toPause = read<string>(UNHEALTHY_PODS_TO_PAUSE_ANNOTATION, unhealthyPodsToPause);
+  const resumedAt = read<Date | undefined>(RESUMED_AT_ANNOTATION, undefined, 'none');
+  return {
+    enabled,
+    progressDeadlineSeconds: deadline,
+    maxSidecarRestarts: restarts,
+    unhealthyPodsToPause: toPause,
+    ...(resumedAt === undefined ? {} : { resumedAt }),
+    problems,
+  };
+}

@@ -103,3 +103,28 @@ function formatEntry(entry: InPlaceUpdateEntry): string {
   }
   return `${out}}`;
 }
+
+/**
+ * UpdatePodAnnotationsInUpgrade: the annotation's new value (`value` its current one) with this
+ * SidecarSet's entry updated. An existing entry keeps its revision and timestamp (they record the
+ * first in-place update); each upgraded container's status imageID is recorded raw.
+ */
+export function withInPlaceUpdate(
+  value: string | undefined,
+  sidecarSet: { name: string; hash: string },
+  imageIDs: ReadonlyMap<string, string>,
+  timestamp: string,
+): string {
+  const states = (value === undefined || value === '' ? {} : readInPlaceUpdateStates(value)) ?? {};
+  const existing = states[sidecarSet.name];
+  const entry: InPlaceUpdateEntry = {
+    revision: existing?.revision ?? sidecarSet.hash,
+    updateTimestamp: existing === undefined ? timestamp : existing.updateTimestamp,
+    lastContainerStatuses: { ...existing?.lastContainerStatuses },
+    extra: existing?.extra ?? {},
+  };
+  for (const [container, imageID] of imageIDs) {
+    entry.lastContainerStatuses[container] = imageID === '' ? {} : { imageID };
+  }
+  return formatInPlaceUpdateStates({ ...states, [sidecarSet.name]: entry });
+}

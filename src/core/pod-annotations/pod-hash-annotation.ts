@@ -6,6 +6,7 @@
  * it), read strict (parsePodSidecarSetHashes: it is an error, as injection reads it), and write
  * (formatPodSidecarSetHashes).
  */
+import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from '../api/annotations.js';
 import { SidecarSetError } from '../errors.js';
 import { compareStrings, goJsonString, isPlainObject } from '../encoding/json.js';
 
@@ -150,6 +151,80 @@ export function formatPodSidecarSetHashes(hashes: PodSidecarSetHashes): string {
     return `${goJsonString(name)}:{${fields.join(',')}}`;
   });
   return `{${entries.join(',')}}`;
+}
+
+/** The hash annotation's new value and, when a legacy one is converted, the without-image one. */
+export interface WrittenHashes {
+  hash: string;
+  withoutImage?: string;
+}
+
+/** This SidecarSet's new entries: always the hash, the without-image hash when it changed. */
+export interface NewEntries {
+  hashEntry: SidecarSetUpgradeSpec;
+  withoutImageEntry: SidecarSetUpgradeSpec | undefined;
+}
+
+/**
+ * UpdatePodSidecarSetHash: replace this SidecarSet's entry. When the annotation is not in the
+ * object form, a legacy `{"name":"hash"}` map is converted, and so is a legacy without-image map
+ * (merged over the legacy hash entries, a quirk kept from OpenKruise). Converted entries are named
+ * by their own key, not by this SidecarSet. The without-image entry is ours: written when
+ * resources changed in place, as injection would have written it.
+ */
+export function withHashEntries(
+  before: Readonly<Record<string, string>>,
+  name: string,
+  { hashEntry, withoutImageEntry }: NewEntries,
+  timestamp: string,
+): WrittenHashes {
+  const read = readHashes(before[SIDECARSET_HASH]);
+  let hashes: PodSidecarSetHashes = read.hashes;
+  let withoutImage: PodSidecarSetHashes | undefined;
+  if (read.form !== 'object') {
+    const legacy = read.form === 'legacy' ? legacyMap(before[SIDECARSET_HASH]) : {};
+    hashes = converted(legacy, timestamp);
+    const legacyWithoutImage = legacyMap(before[SIDECARSET_HASH_WITHOUT_IMAGE]);
+    if (legacyWithoutImage !== undefined) {
+      withoutImage = converted({ ...legacy, ...legacyWithoutImage }, timestamp);
+    }
+  }
+  if (withoutImageEntry !== undefined) {
+    withoutImage ??= readHashes(before[SIDECARSET_HASH_WITHOUT_IMAGE]).hashes;
+    withoutImage = { ...withoutImage, [name]: withoutImageEntry };
+  }
+  const hash = formatPodSidecarSetHashes({ ...hashes, [name]: hashEntry });
+  return withoutImage === undefined
+    ? { hash }
+    : { hash, withoutImage: formatPodSidecarSetHashes(withoutImage) };
+}
+
+/** The value as Go's map[string]string, or undefined when it does not decode as one. */
+function legacyMap(value: string | undefined): Record<string, string> | undefined {
+  if (value === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (!isPlainObject(parsed)) return undefined;
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(parsed)) {
+      if (typeof v !== 'string') return undefined;
+      out[k] = v;
+    }
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
+function converted(
+  legacy: Readonly<Record<string, string>> | undefined,
+  timestamp: string,
+): PodSidecarSetHashes {
+  const out: PodSidecarSetHashes = {};
+  for (const [k, hash] of Object.entries(legacy ?? {})) {
+    out[k] = { updateTimestamp: timestamp, hash, sidecarSetName: k, sidecarList: null };
+  }
+  return out;
 }
 
 /** RFC 3339 in UTC with second precision, as metav1.Time marshals. */

@@ -11,7 +11,11 @@ import {
 import { customVersionOf } from '../api/custom-version.js';
 import { LOCAL_OBJECT_REFERENCE, SIDECAR_CONTAINER } from '../encoding/go-container-fields.js';
 import { encodeGo, goMap, goSlice, goString, goStruct } from '../encoding/go-json.js';
-import { safeEncodeString } from '../api/hash.js';
+import {
+  computeHashWithoutImageResources,
+  computeSidecarSetHashWithoutImage,
+  safeEncodeString,
+} from '../api/hash.js';
 import { compareStrings, isPlainObject, sortedJson } from '../encoding/json.js';
 import type { Pod } from '../api/k8s-types.js';
 import { parsePodSidecarSetHashes } from '../pod-annotations/pod-hash-annotation.js';
@@ -300,4 +304,19 @@ export function toSidecarSetRevision(stored: StoredRevision): SidecarSetRevision
     if (Array.isArray(value)) target[field] = value;
   }
   return out;
+}
+
+/**
+ * The versions the SidecarSet's ControllerRevisions record, each as its hash without image → its
+ * hash without image and resources: a pod that records one of them differs from the SidecarSet
+ * only in images and resources when the second matches the SidecarSet's.
+ */
+export function resizableVersions(revisions: readonly StoredRevision[]): Map<string, string> {
+  const versions = new Map<string, string>();
+  for (const stored of revisions) {
+    const spec = toSidecarSetRevision(stored)?.spec;
+    if (spec === undefined) continue;
+    versions.set(computeSidecarSetHashWithoutImage(spec), computeHashWithoutImageResources(spec));
+  }
+  return versions;
 }

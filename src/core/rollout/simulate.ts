@@ -8,12 +8,19 @@
  */
 import type { Container, ContainerStatus, Pod } from '../api/k8s-types.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
-import { applyPodUpgrade } from '../upgrade/change.js';
 import { planUpgrade } from '../upgrade/plan.js';
 import { podKey, podRef } from '../upgrade/pod-state.js';
 import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
-import { healthSettings } from '../upgrade/health-settings.js';
-import type { HeldPod, PodFlip, PodRef, UpgradePlan, UpgradeStatus } from '../upgrade/types.js';
+import { healthSettings } from '../api/health-gate-annotations.js';
+import type {
+  HeldPod,
+  PodFlip,
+  PodRef,
+  PodUpgrade,
+  UpgradePlan,
+  UpgradeStatus,
+} from '../upgrade/types.js';
+import { podContainer } from '../api/pod-containers.js';
 
 export interface Wave {
   /** 1-based. */
@@ -215,4 +222,19 @@ function describeEnd(plan: UpgradePlan, limited: boolean): { end: SimulationEnd;
   }
   const reasons = [...new Set(plan.held.map((h) => h.reason))].join(', ');
   return { end: 'Held', message: `${plan.held.length} pods are held (${reasons})` };
+}
+
+/** The pod as it is after the upgrade's write (for simulations and tests). */
+export function applyPodUpgrade(pod: Readonly<Pod>, upgrade: PodFlip | PodUpgrade): Pod {
+  const next = structuredClone(pod) as Pod;
+  for (const change of upgrade.images) {
+    const container = podContainer(next, change.container);
+    if (container !== undefined) container.image = change.to;
+  }
+  for (const change of 'resources' in upgrade ? upgrade.resources : []) {
+    const container = podContainer(next, change.container);
+    if (container !== undefined) container.resources = change.to;
+  }
+  next.metadata.annotations = { ...next.metadata.annotations, ...upgrade.annotations };
+  return next;
 }

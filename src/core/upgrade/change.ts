@@ -9,29 +9,21 @@ import {
 } from '../api/annotations.js';
 import { UPGRADE_BASELINE, withUpgradeBaseline } from '../pod-annotations/upgrade-baseline.js';
 import { applyPatchPodMetadata } from '../inject/pod-metadata.js';
-import { isPlainObject } from '../encoding/json.js';
 import type { Pod } from '../api/k8s-types.js';
-import type {
-  PodSidecarSetHashes,
-  SidecarSetUpgradeSpec,
-} from '../pod-annotations/pod-hash-annotation.js';
+import type { SidecarSetUpgradeSpec } from '../pod-annotations/pod-hash-annotation.js';
 import {
-  formatPodSidecarSetHashes,
   formatTimestamp,
-  readHashes,
   recordedHash,
+  withHashEntries,
 } from '../pod-annotations/pod-hash-annotation.js';
 import type { SidecarSetPatchPodMetadata } from '../api/sidecarset-types.js';
 import type { SidecarSetContext } from './context.js';
-import type { InPlaceUpdateEntry } from '../pod-annotations/in-place-update-state.js';
-import {
-  formatInPlaceUpdateStates,
-  readInPlaceUpdateStates,
-} from '../pod-annotations/in-place-update-state.js';
+import { withInPlaceUpdate } from '../pod-annotations/in-place-update-state.js';
 import { flipChanges, hotUpgradeChanges } from './hot-slots.js';
 import { resourceChanges } from './resources.js';
 import { containerStatus, podContainer } from '../api/pod-containers.js';
-import { hasReadyCondition, podRef } from './pod-state.js';
+import { podRef } from './pod-state.js';
+import { hasReadyCondition } from '../api/pod-status.js';
 import type { ImageChange, PodFlip, PodUpgrade } from './types.js';
 
 /** The cold sidecars whose image differs from the SidecarSet's. */
@@ -77,7 +69,7 @@ export function buildPodUpgrade(
   delete withoutImageEntry?.controllerRevision;
   const hot = hotUpgradeChanges(ctx, pod);
   const images = [...imageChanges(ctx, pod), ...hot.images];
-  const hashes = writeHashes(before, ctx.name, { hashEntry, withoutImageEntry }, timestamp);
+  const hashes = withHashEntries(before, ctx.name, { hashEntry, withoutImageEntry }, timestamp);
   let after: Record<string, string> = { [SIDECARSET_HASH]: hashes.hash };
   if (hashes.withoutImage !== undefined) after[SIDECARSET_HASH_WITHOUT_IMAGE] = hashes.withoutImage;
   Object.assign(after, hot.annotations);
@@ -117,117 +109,16 @@ function changedAnnotations(
   return annotations;
 }
 
-/** The hash annotation's new value and, when a legacy one is converted, the without-image one. */
-interface WrittenHashes {
-  hash: string;
-  withoutImage?: string;
-}
-
-/** This SidecarSet's new entries: always the hash, the without-image hash when it changed. */
-interface NewEntries {
-  hashEntry: SidecarSetUpgradeSpec;
-  withoutImageEntry: SidecarSetUpgradeSpec | undefined;
-}
-
-/**
- * UpdatePodSidecarSetHash: replace this SidecarSet's entry. When the annotation is not in the
- * object form, a legacy `{"name":"hash"}` map is converted, and so is a legacy without-image map
- * (merged over the legacy hash entries, a quirk kept from OpenKruise). Converted entries are named
- * by their own key, not by this SidecarSet. The without-image entry is ours: written when
- * resources changed in place, as injection would have written it.
- */
-function writeHashes(
-  before: Readonly<Record<string, string>>,
-  name: string,
-  { hashEntry, withoutImageEntry }: NewEntries,
-  timestamp: string,
-): WrittenHashes {
-  const read = readHashes(before[SIDECARSET_HASH]);
-  let hashes: PodSidecarSetHashes = read.hashes;
-  let withoutImage: PodSidecarSetHashes | undefined;
-  if (read.form !== 'object') {
-    const legacy = read.form === 'legacy' ? legacyMap(before[SIDECARSET_HASH]) : {};
-    hashes = converted(legacy, timestamp);
-    const legacyWithoutImage = legacyMap(before[SIDECARSET_HASH_WITHOUT_IMAGE]);
-    if (legacyWithoutImage !== undefined) {
-      withoutImage = converted({ ...legacy, ...legacyWithoutImage }, timestamp);
-    }
-  }
-  if (withoutImageEntry !== undefined) {
-    withoutImage ??= readHashes(before[SIDECARSET_HASH_WITHOUT_IMAGE]).hashes;
-    withoutImage = { ...withoutImage, [name]: withoutImageEntry };
-  }
-  const hash = formatPodSidecarSetHashes({ ...hashes, [name]: hashEntry });
-  return withoutImage === undefined
-    ? { hash }
-    : { hash, withoutImage: formatPodSidecarSetHashes(withoutImage) };
-}
-
-/** The value as Go's map[string]string, or undefined when it does not decode as one. */
-function legacyMap(value: string | undefined): Record<string, string> | undefined {
-  if (value === undefined) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(value);
-    if (!isPlainObject(parsed)) return undefined;
-    const out: Record<string, string> = {};
-    for (const [k, v] of Object.entries(parsed)) {
-      if (typeof v !== 'string') return undefined;
-      out[k] = v;
-    }
-    return out;
-  } catch {
-    return undefined;
-  }
-}
-
-function converted(
-  legacy: Readonly<Record<string, string>> | undefined,
-  timestamp: string,
-): PodSidecarSetHashes {
-  const out: PodSidecarSetHashes = {};
-  for (const [k, hash] of Object.entries(legacy ?? {})) {
-    out[k] = { updateTimestamp: timestamp, hash, sidecarSetName: k, sidecarList: null };
-  }
-  return out;
-}
-
-/**
- * UpdatePodAnnotationsInUpgrade: an existing entry keeps its revision and timestamp (they record
- * the first in-place update); each changed container's current status imageID is recorded raw.
- */
+/** The in-place-update state with the upgraded containers' imageIDs just before the write. */
 function inPlaceUpdateState(
   ctx: SidecarSetContext,
   pod: Readonly<Pod>,
   images: readonly ImageChange[],
   timestamp: string,
 ): string {
-  const raw = pod.metadata.annotations?.[SIDECARSET_INPLACE_UPDATE_STATE];
-  const states = (raw === undefined || raw === '' ? {} : readInPlaceUpdateStates(raw)) ?? {};
-  const existing = states[ctx.name];
-  const entry: InPlaceUpdateEntry = {
-    revision: existing?.revision ?? ctx.hash,
-    updateTimestamp: existing === undefined ? timestamp : existing.updateTimestamp,
-    lastContainerStatuses: { ...existing?.lastContainerStatuses },
-    extra: existing?.extra ?? {},
-  };
-  for (const change of images) {
-    const imageID = containerStatus(pod, change.container)?.imageID ?? '';
-    entry.lastContainerStatuses[change.container] = imageID === '' ? {} : { imageID };
-  }
-  return formatInPlaceUpdateStates({ ...states, [ctx.name]: entry });
-}
-
-/** The pod as it is after the upgrade's write (for simulations and tests). */
-export function applyPodUpgrade(pod: Readonly<Pod>, upgrade: PodFlip | PodUpgrade): Pod {
-  const next = structuredClone(pod) as Pod;
-  for (const change of upgrade.images) {
-    const container = podContainer(next, change.container);
-    if (container !== undefined) container.image = change.to;
-  }
-  for (const change of 'resources' in upgrade ? upgrade.resources : []) {
-    const container = podContainer(next, change.container);
-    if (container !== undefined) container.resources = change.to;
-  }
-  next.metadata.annotations = { ...next.metadata.annotations, ...upgrade.annotations };
-  return next;
+  const imageIDs = new Map(
+    images.map((c) => [c.container, containerStatus(pod, c.container)?.imageID ?? '']),
+  );
+  const value = pod.metadata.annotations?.[SIDECARSET_INPLACE_UPDATE_STATE];
+  return withInPlaceUpdate(value, ctx, imageIDs, timestamp);
 }

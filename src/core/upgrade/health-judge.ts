@@ -12,15 +12,9 @@ import { imagesEqual } from '../api/image-compare.js';
 import { containerStatus, podContainer } from '../api/pod-containers.js';
 import { pendingResize, resourcesApplied } from './resources.js';
 import { RESIZE_REFUSED, recordedRefusal } from '../pod-annotations/refusals.js';
-import {
-  hasReadyCondition,
-  hotSlots,
-  isActivePod,
-  isStateConsistent,
-  isUpdated,
-  workingHotContainers,
-} from './pod-state.js';
-import type { HealthSettings } from './health-settings.js';
+import { hotSlots, isStateConsistent, isUpdated, workingHotContainers } from './pod-state.js';
+import { hasReadyCondition, isActivePod } from '../api/pod-status.js';
+import type { HealthSettings } from '../api/health-gate-annotations.js';
 import type { UpgradeBaseline } from '../pod-annotations/upgrade-baseline.js';
 import { UPGRADE_BASELINE, readUpgradeBaselines } from '../pod-annotations/upgrade-baseline.js';
 

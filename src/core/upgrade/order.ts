@@ -12,7 +12,7 @@ import { podNamespace } from '../matching/match.js';
 import type { Labels } from '../matching/selector.js';
 import { validSelectorMatches } from '../matching/selector.js';
 import type { UpdatePriorityStrategy } from '../api/sidecarset-types.js';
-import { readyCondition } from './pod-state.js';
+import { readyCondition } from '../api/pod-status.js';
 
 /** What the comparison reads of a candidate, read once before sorting. */
 interface SortKey {

@@ -18,16 +18,15 @@ import { scaleMaxUnavailable, scalePartition } from '../encoding/intstr.js';
 import { sortCandidates } from './order.js';
 import {
   hasEverySidecar,
-  isActivePod,
   isInjectedBy,
   isReady,
   isStateConsistent,
-  isTerminating,
   isUpdated,
   isUpgradedInPlace,
   podRef,
   upgradability,
 } from './pod-state.js';
+import { isActivePod, isTerminating } from '../api/pod-status.js';
 import { podController, whyNotRecreated } from './recreation.js';
 import { EVICTION_REFUSED, RESIZE_REFUSED, recordedRefusal } from '../pod-annotations/refusals.js';
 import { scatterCandidates } from './scatter.js';

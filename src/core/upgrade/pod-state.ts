@@ -11,9 +11,10 @@ import {
 } from '../api/annotations.js';
 import type { WorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
 import { readWorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
-import type { Container, Pod, PodCondition } from '../api/k8s-types.js';
+import type { Container, Pod } from '../api/k8s-types.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
 import { podNamespace } from '../matching/match.js';
+import { isRunningAndReady } from '../api/pod-status.js';
 import { recordedHash } from '../pod-annotations/pod-hash-annotation.js';
 import { imagesEqual, isDigestImage, stripImageIdScheme } from '../api/image-compare.js';
 import { recordedStatuses } from '../pod-annotations/in-place-update-state.js';
@@ -30,23 +31,6 @@ export function podRef(pod: Readonly<Pod>): PodRef {
 
 export function podKey(ref: PodRef): string {
   return `${ref.namespace}/${ref.name}`;
-}
-
-/** IsPodActive: not Succeeded, not Failed, not being deleted. */
-export function isActivePod(pod: Readonly<Pod>): boolean {
-  const phase = pod.status?.phase;
-  return phase !== 'Succeeded' && phase !== 'Failed' && !isDeleting(pod);
-}
-
-/** Being deleted before it finished: its replacement, if any, is on the way. */
-export function isTerminating(pod: Readonly<Pod>): boolean {
-  const phase = pod.status?.phase;
-  return phase !== 'Succeeded' && phase !== 'Failed' && isDeleting(pod);
-}
-
-function isDeleting(pod: Readonly<Pod>): boolean {
-  const ts = pod.metadata.deletionTimestamp;
-  return ts !== undefined && ts !== null && ts !== '';
 }
 
 /** IsPodInjectedSidecarSet: the pod's kruise.io/sidecarset-injected-list names this SidecarSet. */
@@ -88,25 +72,10 @@ export function isUpdated(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
   return recordedHash(pod.metadata.annotations?.[SIDECARSET_HASH], ctx.name) === ctx.hash;
 }
 
-/** Kubernetes' podutil.IsPodReady: the Ready condition alone. */
-export function hasReadyCondition(pod: Readonly<Pod>): boolean {
-  return readyCondition(pod)?.status === 'True';
-}
-
-export function readyCondition(pod: Readonly<Pod>): PodCondition | undefined {
-  for (const c of pod.status?.conditions ?? []) if (c.type === 'Ready') return c;
-  return undefined;
-}
-
 /** IsPodReady: Running, Ready=True, not deleting, and every hot-upgrade empty slot on the empty image. */
 export function isReady(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
   if (ctx.hot.length > 0 && !emptySlotsHoldEmptyImage(ctx, pod)) return false;
   return isRunningAndReady(pod);
-}
-
-/** Kubernetes' IsRunningAndReady: Running, Ready=True, not being deleted. */
-export function isRunningAndReady(pod: Readonly<Pod>): boolean {
-  return pod.status?.phase === 'Running' && hasReadyCondition(pod) && !isDeleting(pod);
 }
 
 function emptySlotsHoldEmptyImage(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
@@ -206,7 +175,7 @@ export interface ResizeSupport {
   podResize: boolean;
   /**
    * The SidecarSet's versions its ControllerRevisions record: hash without image → hash without
-   * image and resources (core/upgrade/resources.ts).
+   * image and resources (resizableVersions in core/revisions/history.ts).
    */
   versions: ReadonlyMap<string, string>;
 }

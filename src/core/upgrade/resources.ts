@@ -4,17 +4,18 @@
  * place; a resize may not remove a request or limit, nor change the pod's QoS class (the API
  * server refuses both), so such changes wait for the pod to be recreated.
  */
-import {
-  computeHashWithoutImageResources,
-  computeSidecarSetHashWithoutImage,
-} from '../api/hash.js';
 import type { JsonObject } from '../encoding/json.js';
 import { isPlainObject } from '../encoding/json.js';
 import type { Container, Pod, PodCondition } from '../api/k8s-types.js';
-import type { Quantity } from '../encoding/quantity.js';
-import { compareQuantities, parseQuantity } from '../encoding/quantity.js';
-import type { StoredRevision } from '../revisions/history.js';
-import { toSidecarSetRevision } from '../revisions/history.js';
+import {
+  KINDS,
+  RESIZABLE,
+  defaulted,
+  qosClass,
+  quantities,
+  sameQuantity,
+  sameResources,
+} from '../api/resource-requirements.js';
 import type { SidecarSetContext } from './context.js';
 import { containerStatus, podContainer } from '../api/pod-containers.js';
 
@@ -25,28 +26,9 @@ export interface ResourceChange {
   to: JsonObject;
 }
 
-const RESIZABLE = ['cpu', 'memory'] as const;
-const KINDS = ['requests', 'limits'] as const;
-type Kind = (typeof KINDS)[number];
-
 /** The pod conditions the kubelet sets while a resize is not applied (KEP-1287). */
 export const RESIZE_PENDING = 'PodResizePending';
 export const RESIZE_IN_PROGRESS = 'PodResizeInProgress';
-
-/**
- * The versions the SidecarSet's ControllerRevisions record, each as its hash without image → its
- * hash without image and resources: a pod that records one of them differs from the SidecarSet
- * only in images and resources when the second matches the SidecarSet's.
- */
-export function resizableVersions(revisions: readonly StoredRevision[]): Map<string, string> {
-  const versions = new Map<string, string>();
-  for (const stored of revisions) {
-    const spec = toSidecarSetRevision(stored)?.spec;
-    if (spec === undefined) continue;
-    versions.set(computeSidecarSetHashWithoutImage(spec), computeHashWithoutImageResources(spec));
-  }
-  return versions;
-}
 
 /** The cold sidecars whose resources differ from the SidecarSet's. */
 export function resourceChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): ResourceChange[] {
@@ -132,73 +114,4 @@ export function restartsOnResize(pod: Readonly<Pod>, change: ResourceChange): bo
       (k) => !sameQuantity(quantities(before, k)[name], quantities(change.to, k)[name]),
     );
   });
-}
-
-/** Requests default to limits where absent (SetDefaults_Pod). */
-function defaulted(resources: JsonObject): JsonObject {
-  const limits = quantities(resources, 'limits');
-  const requests = { ...limits, ...quantities(resources, 'requests') };
-  const out: JsonObject = { ...resources };
-  if (Object.keys(limits).length > 0) out['limits'] = limits;
-  if (Object.keys(requests).length > 0) out['requests'] = requests;
-  return out;
-}
-
-function quantities(resources: JsonObject, kind: Kind): Record<string, string> {
-  const list = resources[kind];
-  const out: Record<string, string> = {};
-  if (!isPlainObject(list)) return out;
-  for (const [name, value] of Object.entries(list)) {
-    if (typeof value === 'string' || typeof value === 'number') out[name] = String(value);
-  }
-  return out;
-}
-
-function sameResources(a: JsonObject, b: JsonObject): boolean {
-  return KINDS.every((kind) => {
-    const qa = quantities(a, kind);
-    const qb = quantities(b, kind);
-    const names = new Set([...Object.keys(qa), ...Object.keys(qb)]);
-    return [...names].every((name) => sameQuantity(qa[name], qb[name]));
-  });
-}
-
-function sameQuantity(a: string | undefined, b: string | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  const qa = parsed(a);
-  const qb = parsed(b);
-  return qa !== undefined && qb !== undefined ? compareQuantities(qa, qb) === 0 : a === b;
-}
-
-function parsed(value: string): Quantity | undefined {
-  try {
-    return parseQuantity(value);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Kubernetes' GetPodQOS over containers and init containers, cpu and memory only. */
-function qosClass(pod: Readonly<Pod>): 'Guaranteed' | 'Burstable' | 'BestEffort' {
-  let any = false;
-  let guaranteed = true;
-  for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) {
-    const resources = defaulted(c.resources ?? {});
-    const requests = quantities(resources, 'requests');
-    const limits = quantities(resources, 'limits');
-    for (const name of RESIZABLE) {
-      if (!isZero(requests[name]) || !isZero(limits[name])) any = true;
-      if (limits[name] === undefined || !sameQuantity(requests[name], limits[name])) {
-        guaranteed = false;
-      }
-    }
-  }
-  if (!any) return 'BestEffort';
-  return guaranteed ? 'Guaranteed' : 'Burstable';
-}
-
-function isZero(value: string | undefined): boolean {
-  if (value === undefined) return true;
-  const q = parsed(value);
-  return q !== undefined && q.mantissa === 0n;
 }

@@ -11,7 +11,7 @@ import type { SidecarSetContext } from './context.js';
 import type { RolloutHealth } from './rollout-health.js';
 import { rolloutHealth } from './rollout-health.js';
 import { ROLLOUT_PAUSED, ROLLOUT_PAUSED_REASONS } from '../api/sidecarset-types.js';
-import { healthSettings } from './health-settings.js';
+import { healthSettings } from '../api/health-gate-annotations.js';
 
 export function rolloutGate(
   sidecarSet: SidecarSet,

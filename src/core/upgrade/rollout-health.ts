@@ -9,8 +9,7 @@ import { podNamespace } from '../matching/match.js';
 import type { SidecarSetContext } from './context.js';
 import type { Failure } from './health-judge.js';
 import { judgePod } from './health-judge.js';
-import type { HealthSettings } from './health-settings.js';
-import { pauseThreshold } from './health-settings.js';
+import type { HealthSettings } from '../api/health-gate-annotations.js';
 
 export interface FailedPod {
   namespace: string;
@@ -101,4 +100,11 @@ function describe(counted: readonly FailedPod[], threshold: number): string {
     .join(', ');
   const more = counted.length > NAMED_PODS ? ` and ${counted.length - NAMED_PODS} more` : '';
   return `${counted.length} upgraded pod(s) failed (pause at ${threshold}): ${named}${more}`;
+}
+
+/** The number of failed pods that pauses a rollout of `matched` pods: at least 1. */
+export function pauseThreshold(value: string, matched: number): number {
+  const percent = value.endsWith('%');
+  const n = Number(percent ? value.slice(0, -1) : value);
+  return Math.max(1, percent ? Math.ceil((n * matched) / 100) : n);
 }

@@ -154,7 +154,7 @@ export interface PlanOptions {
   podResize?: boolean;
   /**
    * The SidecarSet's versions its ControllerRevisions record (resizableVersions in
-   * core/upgrade/resources.ts); without them, resources change only by recreating pods.
+   * core/revisions/history.ts); without them, resources change only by recreating pods.
    */
   versions?: ReadonlyMap<string, string>;
 }

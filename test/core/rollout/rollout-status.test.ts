@@ -6,7 +6,8 @@ import type {
   SidecarSet,
   SidecarSetUpdateStrategy,
 } from '../../../src/core/api/sidecarset-types.js';
-import { applyPodUpgrade, buildPodUpgrade } from '../../../src/core/upgrade/change.js';
+import { buildPodUpgrade } from '../../../src/core/upgrade/change.js';
+import { applyPodUpgrade } from '../../../src/core/rollout/simulate.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
 import { rolloutStatus } from '../../../src/core/rollout/rollout-status.js';
 import { podFleet, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';

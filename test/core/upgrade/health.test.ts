@@ -16,12 +16,14 @@ import {
   nextRolloutPausedConditions,
   rolloutPause,
 } from '../../../src/core/status/rollout-paused-condition.js';
-import { healthSettings, pauseThreshold } from '../../../src/core/upgrade/health-settings.js';
+import { healthSettings } from '../../../src/core/api/health-gate-annotations.js';
+import { pauseThreshold } from '../../../src/core/upgrade/rollout-health.js';
 import {
   UPGRADE_BASELINE,
   readUpgradeBaselines,
 } from '../../../src/core/pod-annotations/upgrade-baseline.js';
-import { applyPodUpgrade, buildPodUpgrade } from '../../../src/core/upgrade/change.js';
+import { buildPodUpgrade } from '../../../src/core/upgrade/change.js';
+import { applyPodUpgrade } from '../../../src/core/rollout/simulate.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import {

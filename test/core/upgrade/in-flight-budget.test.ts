@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 
 import type { Pod } from '../../../src/core/api/k8s-types.js';
 import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
-import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
+import { applyPodUpgrade } from '../../../src/core/rollout/simulate.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import type { UpgradePlan } from '../../../src/core/upgrade/types.js';
 import {

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import type { IntOrString, Pod } from '../../../src/core/api/k8s-types.js';
 import type { SidecarSetUpdateStrategy } from '../../../src/core/api/sidecarset-types.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
-import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
+import { applyPodUpgrade } from '../../../src/core/rollout/simulate.js';
 import { EXCLUDE_REASONS, HOLD_REASONS } from '../../../src/core/upgrade/types.js';
 import {
   inPlaceUpdateState,

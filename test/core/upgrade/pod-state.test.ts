@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { Pod } from '../../../src/core/api/k8s-types.js';
-import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
+import { applyPodUpgrade } from '../../../src/core/rollout/simulate.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
 import {
   imagesEqual,

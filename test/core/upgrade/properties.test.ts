@@ -11,7 +11,7 @@ import type {
   UpdateScatterTerm,
 } from '../../../src/core/api/sidecarset-types.js';
 import { scaleMaxUnavailable } from '../../../src/core/encoding/intstr.js';
-import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
+import { applyPodUpgrade } from '../../../src/core/rollout/simulate.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import { simulateRollout } from '../../../src/core/rollout/simulate.js';
 import { runsSpecReady, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';

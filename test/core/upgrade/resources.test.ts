@@ -11,9 +11,9 @@ import type { Container, Pod } from '../../../src/core/api/k8s-types.js';
 import type { StoredRevision } from '../../../src/core/revisions/history.js';
 import { revisionData } from '../../../src/core/revisions/history.js';
 import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
-import { applyPodUpgrade } from '../../../src/core/upgrade/change.js';
+import { applyPodUpgrade } from '../../../src/core/rollout/simulate.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
-import { resizableVersions } from '../../../src/core/upgrade/resources.js';
+import { resizableVersions } from '../../../src/core/revisions/history.js';
 import type { PlanOptions, PodUpgrade } from '../../../src/core/upgrade/types.js';
 import { injected, now, sidecarSet } from '../../support/injected-pods.js';
 

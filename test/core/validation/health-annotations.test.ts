@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { healthSettings } from '../../../src/core/upgrade/health-settings.js';
+import { healthSettings } from '../../../src/core/api/health-gate-annotations.js';
 import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 import { formatFieldError } from '../../../src/core/validation/field-error.js';
 import { validateHealthAnnotations } from '../../../src/core/validation/health-annotations.js';
