@@ -26,6 +26,8 @@ export interface CheckOptions extends ClusterFlags {
 
 /** A SidecarSet may lag its spec this long after an update before it is a warning. */
 const SETTLE_MS = 2000;
+/** How long a webhook served at a URL has to answer GET /readyz. */
+const PROBE_TIMEOUT_MS = 2000;
 
 const MARKS = { ok: '✓', warning: '!', failed: '✗' } as const;
 
@@ -39,6 +41,7 @@ export async function runCheck(options: CheckOptions, io: Io, now: () => Date): 
           await readInstallation(kubeConfig, client, {
             namespace: options.namespace,
             settleMs: SETTLE_MS,
+            probeTimeoutMs: PROBE_TIMEOUT_MS,
           }),
           now(),
         );

@@ -1,7 +1,8 @@
 /**
  * Reads what `sidecarset check` judges (src/core/diagnosis/installation-check.ts), read-only: the
  * CRD, the webhook configurations, the Services they call with their endpoints, the Deployment, the
- * Lease and the SidecarSets. A missing object comes back undefined and an unreadable one (403, a
+ * Lease and the SidecarSets; and GET /readyz of the server behind each webhook URL (a webhook run
+ * outside the cluster). A missing object comes back undefined and an unreadable one (403, a
  * timeout) as Unreadable, so that one refused read is one failed check, not a failed command.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -20,6 +21,7 @@ import type {
   Lease,
   InstallationState,
   Read,
+  ReadyzAnswer,
   ServiceEndpoints,
   WebhookConfiguration,
 } from '../core/diagnosis/installation-check.js';
@@ -29,18 +31,22 @@ import {
   isUnreadable,
   referencedServices,
   serviceKey,
+  urlServers,
 } from '../core/diagnosis/installation-check.js';
 import { INSTALLATION } from '../core/api/installation-names.js';
 import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import type { CliClient } from './cli-client.js';
 import { clusterError } from './cli-client.js';
 import { NotFoundError } from './cluster-error.js';
+import { probeReadyz } from './readyz-probe.js';
 
 export interface InstallationReadOptions {
   /** Where the Deployment and the Lease are. */
   namespace: string;
   /** How long to wait before reading SidecarSets again when one looks behind its spec. */
   settleMs: number;
+  /** How long the server of a webhook URL has to answer GET /readyz. */
+  probeTimeoutMs: number;
 }
 
 export async function readInstallation(
@@ -88,11 +94,15 @@ export async function readInstallation(
         )
       : undefined;
   const services = new Map<string, Read<ServiceEndpoints>>();
-  await Promise.all(
-    referencedServices(crd, [mutating, validating]).map(async (ref) => {
+  const answers = new Map<string, ReadyzAnswer>();
+  await Promise.all([
+    ...referencedServices(crd, [mutating, validating]).map(async (ref) => {
       services.set(serviceKey(ref), await readEndpoints(kubeConfig, ref.namespace, ref.name));
     }),
-  );
+    ...urlServers(crd, [mutating, validating]).map(async (server) => {
+      answers.set(server.key, await probeReadyz(server, options.probeTimeoutMs));
+    }),
+  ]);
   return {
     crd,
     webhookConfigurations: [
@@ -108,6 +118,7 @@ export async function readInstallation(
       },
     ],
     services,
+    urlServers: answers,
     deployment: { namespace, name: INSTALLATION.deployment, object: deployment },
     lease: { namespace, name: leaseName, object: lease },
     sidecarSets,

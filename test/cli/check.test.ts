@@ -3,7 +3,9 @@
  * (test/support/installation.ts): a healthy one passes, a broken one fails with what to do.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -11,6 +13,7 @@ import { describe, it } from 'node:test';
 import { LEASES, SIDECARSETS, startFakeApiServer } from '../fake-apiserver/index.js';
 import type { FakeApiServer, JsonObject, ResourceRef } from '../fake-apiserver/index.js';
 import { DEFAULT_CERTIFICATE_TIMES, caBundleOf, issueBundle } from '../../src/server/cert-plan.js';
+import { ensureDevCertificates } from '../../src/server/tls.js';
 import { runClusterCli } from '../support/cli.js';
 import { CRDS, MUTATING, VALIDATING } from '../support/cert-resources.js';
 import {
@@ -39,6 +42,8 @@ interface Installation {
   readyEndpoints: boolean[];
   readyReplicas: number;
   renewed: Date;
+  /** Every webhook calls this URL instead of the Service (docs/local-cluster.md). */
+  webhookUrl?: string;
 }
 
 async function withInstallation(
@@ -52,9 +57,10 @@ async function withInstallation(
   try {
     const create = (ref: ResourceRef, namespace: string, obj: JsonObject) =>
       api.store.create(ref, namespace, obj);
-    create(CRDS, '', crd(installation.caBundle));
-    create(MUTATING, '', mutatingWebhookConfiguration(installation.caBundle));
-    create(VALIDATING, '', validatingWebhookConfiguration(installation.caBundle));
+    const { caBundle, webhookUrl } = installation;
+    create(CRDS, '', crd(caBundle, webhookUrl));
+    create(MUTATING, '', mutatingWebhookConfiguration(caBundle, webhookUrl));
+    create(VALIDATING, '', validatingWebhookConfiguration(caBundle, webhookUrl));
     create(DEPLOYMENTS, NS, deployment(2, installation.readyReplicas));
     create(SERVICES, NS, service());
     create(SLICES, NS, endpointSlice(installation.readyEndpoints));
@@ -166,6 +172,89 @@ describe('sidecarset check', () => {
         /- name: Deployment default\/sidecarset-webhook\n {4}state: failed\n {4}message: not found\n/,
       );
     });
+  });
+});
+
+describe('sidecarset check: webhooks served outside the cluster at a URL', () => {
+  it("probes the server's /readyz over TLS with the caBundle; the Deployment's readiness does not count", async () => {
+    // Real certificates: the probe's TLS handshake verifies them by the machine's clock.
+    const now = new Date();
+    const dir = await mkdtemp(join(tmpdir(), 'check-url-'));
+    const certs = await ensureDevCertificates(join(dir, 'good'), now);
+    const other = await ensureDevCertificates(join(dir, 'other'), now);
+    let readyz = 200;
+    const webhook = createServer(
+      { cert: await readFile(certs.certFile), key: await readFile(certs.keyFile) },
+      (request, response) => {
+        response.statusCode = request.url === '/readyz' ? readyz : 404;
+        response.end();
+      },
+    );
+    await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
+    const webhookUrl = `https://127.0.0.1:${String((webhook.address() as AddressInfo).port)}`;
+    const base64 = async (file: string) => (await readFile(file)).toString('base64');
+    const local = (caBundle: string) => ({
+      caBundle,
+      readyEndpoints: [],
+      readyReplicas: 0,
+      renewed: new Date(now.getTime() - 2000),
+      webhookUrl,
+    });
+    const run = async (caBundle: string) => {
+      let result = { code: -1, stdout: '', stderr: '' };
+      await withInstallation(local(caBundle), async (_api, kubeconfig) => {
+        result = await runClusterCli(kubeconfig, ['check'], now);
+      });
+      return { ...result, lines: result.stdout.split('\n') };
+    };
+    const podService = 'webhook mpod.sidecarset.kruise.io: service';
+    try {
+      const up = await run(await base64(certs.caFile));
+      assert.equal(up.code, 0, up.stdout + up.stderr);
+      for (const expected of [
+        `✓ CRD conversion webhook: service: calls ${webhookUrl}/convert; ${webhookUrl}/readyz answers 200 (outside the cluster)`,
+        `✓ ${podService}: calls ${webhookUrl}/mutate-pods; ${webhookUrl}/readyz answers 200 (outside the cluster)`,
+        `✓ Deployment sidecarset-system/sidecarset-webhook: 0/2 replicas ready, not in use: every webhook calls ${webhookUrl}`,
+        'installation OK (1 warning)',
+      ]) {
+        assert.ok(up.lines.includes(expected), `missing: ${expected}\n${up.stdout}`);
+      }
+
+      readyz = 503;
+      const notReady = await run(await base64(certs.caFile));
+      assert.equal(notReady.code, 1);
+      assert.ok(
+        notReady.lines.includes(
+          `✗ ${podService}: calls ${webhookUrl}/mutate-pods; ${webhookUrl}/readyz answers 503: not ready`,
+        ),
+        notReady.stdout,
+      );
+      readyz = 200;
+
+      // The server's certificate is not one the caBundle verifies: the API server's calls fail too.
+      const foreign = await run(await base64(other.caFile));
+      assert.equal(foreign.code, 1);
+      assert.ok(
+        foreign.lines.some((l) =>
+          l.startsWith(
+            `✗ ${podService}: calls ${webhookUrl}/mutate-pods; ${webhookUrl}/readyz unreachable from here: `,
+          ),
+        ),
+        foreign.stdout,
+      );
+    } finally {
+      await new Promise((resolve) => webhook.close(resolve));
+    }
+
+    const down = await run(await base64(certs.caFile));
+    assert.equal(down.code, 1);
+    assert.ok(
+      down.lines.includes(
+        `✗ ${podService}: calls ${webhookUrl}/mutate-pods; ${webhookUrl}/readyz unreachable from here: connect ECONNREFUSED 127.0.0.1:${webhookUrl.split(':')[2] ?? ''}`,
+      ),
+      down.stdout,
+    );
+    assert.ok(down.lines.includes('installation NOT OK: 4 checks failed, 1 warning'), down.stdout);
   });
 });
 

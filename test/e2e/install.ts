@@ -1,8 +1,9 @@
 /**
  * Installs `manifests/` into a real control plane with `kubectl apply -k`, as a user installs it,
  * through a kustomize overlay that points every webhook at a test process on 127.0.0.1 (what
- * envtest does to webhook configurations) with that process's CA as the caBundle. Then waits until
- * the API server calls the webhooks.
+ * envtest does to webhook configurations) with that process's CA as the caBundle, and scales the
+ * Deployment to 0 (that process serves instead; as docs/helm.md's `--set replicas=0`, ADR 26).
+ * Then waits until the API server calls the webhooks.
  */
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -61,6 +62,12 @@ async function clientConfigPatches(webhookBase: string, caPem?: string): Promise
   return patches;
 }
 
+/** The process on the host serves instead of the Deployment, whose image no node has. */
+const NO_REPLICAS = {
+  target: { kind: 'Deployment', name: 'sidecarset-webhook' },
+  patch: stringify([{ op: 'replace', path: '/spec/replicas', value: 0 }]),
+};
+
 /** Without `caPem`, no caBundle at all: the webhook's self-managed certificate writes it. */
 export async function installManifests(
   plane: ControlPlane,
@@ -75,7 +82,7 @@ export async function installManifests(
       kind: 'Kustomization',
       // kustomize refuses an absolute path here; a relative one may leave the overlay's folder.
       resources: [relative(overlay, manifests)],
-      patches: await clientConfigPatches(webhook.url, webhook.caPem),
+      patches: [...(await clientConfigPatches(webhook.url, webhook.caPem)), NO_REPLICAS],
     }),
   );
   const applied = await plane.kubectl(['apply', '-k', overlay]);

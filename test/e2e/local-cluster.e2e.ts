@@ -2,8 +2,8 @@
  * The local walk-through of docs/local-cluster.md, as a user runs it: `npm run cluster -- --install` (a whole
  * cluster with a real node), an image of the user's loaded with `npm run cluster -- load-image`,
  * `sidecarset serve` as printed, examples/local-cluster/ applied, the sidecar image changed, and
- * `sidecarset rollout status -w` until the in-place rollout is complete. Ctrl-C then leaves
- * nothing behind.
+ * `sidecarset rollout status -w` until the in-place rollout is complete, `sidecarset check` passing
+ * with every check ok but the pod webhook's failurePolicy. Ctrl-C then leaves nothing behind.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -141,6 +141,27 @@ describe('npm run cluster: the docs/local-cluster.md walk-through on a real node
       Array.from({ length: 6 }, () => 'example.test/logtail:v2/1'),
     );
     assert.deepEqual(errors(serve), []);
+  });
+
+  it('sidecarset check passes: the webhooks at https://127.0.0.1:9443, the Deployment not in use', async () => {
+    const run = await runProcess(process.execPath, ['bin/sidecarset.js', 'check', '-o', 'json'], {
+      KUBECONFIG: adminKubeconfig,
+    });
+    const result = JSON.parse(run.out) as {
+      passed: boolean;
+      checks: { name: string; state: string; message: string }[];
+    };
+    assert.deepEqual(
+      result.checks.filter((c) => c.state !== 'ok').map((c) => [c.name, c.state]),
+      [['webhook mpod.sidecarset.kruise.io: failurePolicy', 'warning']],
+      run.out,
+    );
+    assert.equal(
+      result.checks.find((c) => c.name === 'Deployment sidecarset-system/sidecarset-webhook')
+        ?.message,
+      '0/0 replicas ready, not in use: every webhook calls https://127.0.0.1:9443',
+    );
+    assert.equal(run.code, 0, run.out);
   });
 
   it('Ctrl-C stops everything and leaves nothing behind', async () => {

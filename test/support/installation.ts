@@ -12,14 +12,19 @@ const LABELS = {
   'app.kubernetes.io/part-of': 'sidecarset',
 };
 
-function clientConfig(caBundle: string, path: string): JsonObject {
+/**
+ * The Service of manifests/base; with `webhookUrl`, `url: webhookUrl + path` instead, as the overlay
+ * of docs/local-cluster.md (test/e2e/install.ts) points the webhooks at a process on the host.
+ */
+function clientConfig(caBundle: string, path: string, webhookUrl?: string): JsonObject {
+  if (webhookUrl !== undefined) return { url: `${webhookUrl}${path}`, caBundle };
   return {
     service: { name: INSTALLATION.service, namespace: INSTALLATION.namespace, path, port: 443 },
     caBundle,
   };
 }
 
-export function crd(caBundle: string): JsonObject {
+export function crd(caBundle: string, webhookUrl?: string): JsonObject {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -36,7 +41,7 @@ export function crd(caBundle: string): JsonObject {
         strategy: 'Webhook',
         webhook: {
           conversionReviewVersions: ['v1'],
-          clientConfig: clientConfig(caBundle, '/convert'),
+          clientConfig: clientConfig(caBundle, '/convert', webhookUrl),
         },
       },
     },
@@ -49,7 +54,7 @@ export function crd(caBundle: string): JsonObject {
   };
 }
 
-export function mutatingWebhookConfiguration(caBundle: string): JsonObject {
+export function mutatingWebhookConfiguration(caBundle: string, webhookUrl?: string): JsonObject {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
@@ -57,19 +62,19 @@ export function mutatingWebhookConfiguration(caBundle: string): JsonObject {
     webhooks: [
       {
         name: 'mpod.sidecarset.kruise.io',
-        clientConfig: clientConfig(caBundle, '/mutate-pods'),
+        clientConfig: clientConfig(caBundle, '/mutate-pods', webhookUrl),
         failurePolicy: 'Ignore',
       },
       {
         name: 'msidecarset.sidecarset.kruise.io',
-        clientConfig: clientConfig(caBundle, '/mutate-sidecarsets'),
+        clientConfig: clientConfig(caBundle, '/mutate-sidecarsets', webhookUrl),
         failurePolicy: 'Fail',
       },
     ],
   };
 }
 
-export function validatingWebhookConfiguration(caBundle: string): JsonObject {
+export function validatingWebhookConfiguration(caBundle: string, webhookUrl?: string): JsonObject {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
@@ -77,7 +82,7 @@ export function validatingWebhookConfiguration(caBundle: string): JsonObject {
     webhooks: [
       {
         name: 'vsidecarset.sidecarset.kruise.io',
-        clientConfig: clientConfig(caBundle, '/validate-sidecarsets'),
+        clientConfig: clientConfig(caBundle, '/validate-sidecarsets', webhookUrl),
         failurePolicy: 'Fail',
       },
     ],

@@ -4,6 +4,9 @@
  * checks follow what an installation creates (manifests/base, charts/sidecarset,
  * src/k8s/certificates.ts): the CRD and its conversion webhook, the two webhook configurations with
  * their caBundle and Service, the Deployment, the controller's Lease, and the SidecarSets' status.
+ * Webhooks that call a URL instead of the Service (a webhook run outside the cluster, as envtest and
+ * docs/local-cluster.md do) are judged by their server's /readyz; when all of them do, the
+ * Deployment serves none and its readiness does not count (docs/adr/0026-webhooks-served-at-a-url.md).
  */
 import { X509Certificate } from 'node:crypto';
 
@@ -85,6 +88,18 @@ export interface ServiceEndpoints {
   endpoints?: { subsets?: { addresses?: unknown[] }[] };
 }
 
+/** What GET <server>/readyz answered, the webhook's caBundle the CA trusted; or why nothing did. */
+export type ReadyzAnswer = { status: number } | { error: string };
+
+/** The server behind a webhook URL, probed once for all the webhooks that share it. */
+export interface UrlServer {
+  /** The key of its answer in InstallationState.urlServers. */
+  key: string;
+  /** scheme://host:port of the URL: its /readyz is probed. */
+  origin: string;
+  caBundle?: string;
+}
+
 export type WebhookConfigurationKind =
   'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration';
 
@@ -97,6 +112,8 @@ export interface InstallationState {
   }[];
   /** Every Service the webhooks name, by serviceKey (undefined: the Service does not exist). */
   services: ReadonlyMap<string, Read<ServiceEndpoints>>;
+  /** What the server of every webhook URL answered, by UrlServer.key (see urlServers). */
+  urlServers: ReadonlyMap<string, ReadyzAnswer>;
   deployment: { namespace: string; name: string; object: Read<Deployment> };
   lease: { namespace: string; name: string; object: Read<Lease> };
   sidecarSets: SidecarSet[] | Unreadable;
@@ -112,18 +129,20 @@ const FIX = {
   webhookDown: `see "The webhook is down" in ${TROUBLESHOOTING}`,
   rollout: `see "A rollout does not move" in ${TROUBLESHOOTING}`,
   injection: `see "A sidecar is not injected" in ${TROUBLESHOOTING}`,
+  urlDown:
+    'the webhooks run outside the cluster: start the process that serves them (docs/local-cluster.md); this command probes from where it runs, the API server calls from its own network',
   failOpen:
     'intended by default (docs/adr/0004-webhook-failure-policy.md); manifests/components/pod-webhook-fail makes it fail closed',
 } as const;
 
 export function checkInstallation(state: InstallationState, now: Date): InstallationCheck[] {
   const webhookChecks = state.webhookConfigurations.flatMap((config) =>
-    checkWebhookConfiguration(config, state.services, now),
+    checkWebhookConfiguration(config, state, now),
   );
   return [
-    ...checkCrd(state.crd, state.services, now),
+    ...checkCrd(state.crd, state, now),
     ...webhookChecks,
-    checkDeployment(state.deployment),
+    checkDeployment(state.deployment, urlOnly(state)),
     checkLease(state.lease, state.deployment.object, now),
     ...checkSidecarSets(state.sidecarSets),
   ];
@@ -139,17 +158,66 @@ export function referencedServices(
   crd: Read<Crd>,
   configurations: readonly Read<WebhookConfiguration>[],
 ): ServiceReference[] {
-  const configs = [
-    readable(crd)?.spec?.conversion?.webhook?.clientConfig,
-    ...configurations.flatMap((c) => (readable(c)?.webhooks ?? []).map((w) => w.clientConfig)),
-  ];
   const byKey = new Map<string, ServiceReference>();
-  for (const service of configs.map((c) => c?.service)) {
+  for (const service of clientConfigs(crd, configurations).map((c) => c?.service)) {
     if (service !== undefined && !byKey.has(serviceKey(service))) {
       byKey.set(serviceKey(service), service);
     }
   }
   return [...byKey.values()];
+}
+
+/** The servers the webhook URLs name (a Service taking precedence), each once per caBundle. */
+export function urlServers(
+  crd: Read<Crd>,
+  configurations: readonly Read<WebhookConfiguration>[],
+): UrlServer[] {
+  const byKey = new Map<string, UrlServer>();
+  for (const config of clientConfigs(crd, configurations)) {
+    const server = config?.service === undefined ? urlServer(config) : undefined;
+    if (server !== undefined && !byKey.has(server.key)) byKey.set(server.key, server);
+  }
+  return [...byKey.values()];
+}
+
+/** The clientConfig of the CRD's conversion webhook and of every admission webhook read. */
+function clientConfigs(
+  crd: Read<Crd>,
+  configurations: readonly Read<WebhookConfiguration>[],
+): (ClientConfig | undefined)[] {
+  return [
+    readable(crd)?.spec?.conversion?.webhook?.clientConfig,
+    ...configurations.flatMap((c) => (readable(c)?.webhooks ?? []).map((w) => w.clientConfig)),
+  ];
+}
+
+function urlServer(config: ClientConfig | undefined): UrlServer | undefined {
+  if (config?.url === undefined) return undefined;
+  let origin: string;
+  try {
+    origin = new URL(config.url).origin;
+  } catch {
+    return undefined;
+  }
+  const caBundle = config.caBundle ?? '';
+  return { key: `${origin} ${caBundle}`, origin, ...(caBundle === '' ? {} : { caBundle }) };
+}
+
+/**
+ * The origins of the webhook URLs when every webhook, the CRD's conversion webhook included, calls
+ * a URL and none the Service: the in-cluster Deployment serves none of them then. Undefined when
+ * one calls a Service, or an object could not be read (a mix keeps the Deployment's rules).
+ */
+function urlOnly(state: InstallationState): string[] | undefined {
+  const configurations = state.webhookConfigurations.map((c) => readable(c.object));
+  const conversion = readable(state.crd)?.spec?.conversion?.webhook?.clientConfig;
+  if (conversion === undefined || configurations.some((c) => (c?.webhooks ?? []).length === 0)) {
+    return undefined;
+  }
+  const origins = clientConfigs(state.crd, configurations).map((c) =>
+    c?.service === undefined ? urlServer(c)?.origin : undefined,
+  );
+  return origins.every((o) => o !== undefined) ? [...new Set(origins)] : undefined;
 }
 
 export function serviceKey(service: ServiceReference): string {
@@ -165,11 +233,7 @@ export function behind(ss: SidecarSet): boolean {
   return generation !== undefined && (ss.status?.observedGeneration ?? 0) < generation;
 }
 
-function checkCrd(
-  read: Read<Crd>,
-  services: InstallationState['services'],
-  now: Date,
-): InstallationCheck[] {
+function checkCrd(read: Read<Crd>, state: InstallationState, now: Date): InstallationCheck[] {
   const name = 'CustomResourceDefinition sidecarsets.apps.kruise.io';
   const crd = readable(read);
   if (crd === undefined) return [missing(name, read, FIX.install)];
@@ -205,13 +269,13 @@ function checkCrd(
   return [
     main,
     checkCaBundle(`${webhookName}: caBundle`, clientConfig.caBundle, now),
-    checkService(`${webhookName}: service`, clientConfig, services),
+    checkService(`${webhookName}: service`, clientConfig, state),
   ];
 }
 
 function checkWebhookConfiguration(
   config: InstallationState['webhookConfigurations'][number],
-  services: InstallationState['services'],
+  state: InstallationState,
   now: Date,
 ): InstallationCheck[] {
   const name = `${config.kind} ${config.name}`;
@@ -224,7 +288,7 @@ function checkWebhookConfiguration(
     const clientConfig = webhook.clientConfig ?? {};
     return [
       checkCaBundle(`${prefix}: caBundle`, clientConfig.caBundle, now),
-      checkService(`${prefix}: service`, clientConfig, services),
+      checkService(`${prefix}: service`, clientConfig, state),
       webhook.failurePolicy === 'Ignore'
         ? warning(
             `${prefix}: failurePolicy`,
@@ -280,21 +344,50 @@ function checkCaBundle(name: string, caBundle: string | undefined, now: Date): I
 function checkService(
   name: string,
   clientConfig: ClientConfig,
-  services: InstallationState['services'],
+  state: InstallationState,
 ): InstallationCheck {
   if (clientConfig.service === undefined) {
     return clientConfig.url === undefined
       ? failed(name, 'names neither a Service nor a URL', FIX.install)
-      : ok(name, `calls ${clientConfig.url} (outside the cluster: not checked)`);
+      : checkUrl(name, clientConfig.url, urlServer(clientConfig), state.urlServers);
   }
   const key = serviceKey(clientConfig.service);
-  const read = services.get(key);
+  const read = state.services.get(key);
   const service = readable(read);
   if (service === undefined) return missing(`${name} ${key}`, read, FIX.webhookDown);
   const ready = readyEndpoints(service);
   return ready === 0
     ? failed(name, `${key} has no ready endpoints: no webhook replica is ready`, FIX.webhookDown)
     : ok(name, `${key} has ${ready} ready endpoint${ready === 1 ? '' : 's'}`);
+}
+
+/** A webhook outside the cluster: ready when its server's /readyz answers 200 over the caBundle. */
+function checkUrl(
+  name: string,
+  url: string,
+  server: UrlServer | undefined,
+  answers: InstallationState['urlServers'],
+): InstallationCheck {
+  const calls = `calls ${url}`;
+  if (server === undefined) return failed(name, `${calls}: not a valid URL`, FIX.install);
+  const answer = answers.get(server.key);
+  if (answer === undefined) {
+    return warning(name, `${calls}; ${server.origin}/readyz not probed`, FIX.urlDown);
+  }
+  if ('error' in answer) {
+    return failed(
+      name,
+      `${calls}; ${server.origin}/readyz unreachable from here: ${answer.error}`,
+      FIX.urlDown,
+    );
+  }
+  return answer.status === 200
+    ? ok(name, `${calls}; ${server.origin}/readyz answers 200 (outside the cluster)`)
+    : failed(
+        name,
+        `${calls}; ${server.origin}/readyz answers ${answer.status}: not ready`,
+        FIX.webhookDown,
+      );
 }
 
 /** Ready addresses of the EndpointSlices, else of the Endpoints. */
@@ -307,13 +400,20 @@ export function readyEndpoints(service: ServiceEndpoints): number {
   return (service.endpoints?.subsets ?? []).reduce((n, s) => n + (s.addresses?.length ?? 0), 0);
 }
 
-function checkDeployment(deployment: InstallationState['deployment']): InstallationCheck {
+/** `urlOnly`: the servers of the webhook URLs when no webhook calls the Service (see urlOnly). */
+function checkDeployment(
+  deployment: InstallationState['deployment'],
+  urlOnly: string[] | undefined,
+): InstallationCheck {
   const name = `Deployment ${deployment.namespace}/${deployment.name}`;
   const found = readable(deployment.object);
   if (found === undefined) return missing(name, deployment.object, FIX.install);
   const desired = found.spec?.replicas ?? 1;
   const ready = found.status?.readyReplicas ?? 0;
   const counted = `${ready}/${desired} replicas ready`;
+  if (urlOnly !== undefined) {
+    return ok(name, `${counted}, not in use: every webhook calls ${urlOnly.join(', ')}`);
+  }
   if (ready === 0) return failed(name, counted, FIX.webhookDown);
   if (ready < desired) return warning(name, counted, FIX.webhookDown);
   return ok(name, counted);

@@ -9,6 +9,7 @@ import type {
   InstallationState,
   Lease,
   Read,
+  ReadyzAnswer,
   ServiceEndpoints,
   WebhookConfiguration,
 } from '../../../src/core/diagnosis/installation-check.js';
@@ -19,6 +20,7 @@ import {
   passed,
   readyEndpoints,
   referencedServices,
+  urlServers,
 } from '../../../src/core/diagnosis/installation-check.js';
 import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 import {
@@ -70,6 +72,7 @@ function healthy(caBundleValue = valid): InstallationState {
       },
     ],
     services: new Map([[SERVICE, { endpointSlices: [endpointSlice([true, true])] }]]),
+    urlServers: new Map(),
     deployment: {
       namespace: 'sidecarset-system',
       name: 'sidecarset-webhook',
@@ -81,6 +84,39 @@ function healthy(caBundleValue = valid): InstallationState {
       object: lease('pod-a', new Date(NOW.getTime() - 3000)),
     },
     sidecarSets: [],
+  };
+}
+
+const WEBHOOK_URL = 'https://127.0.0.1:9443';
+
+/**
+ * The local install of docs/local-cluster.md: every webhook calls WEBHOOK_URL, the Deployment has
+ * no ready replica (its image is not on the node), the Service has no endpoint.
+ */
+function atUrl(answers: ReadonlyMap<string, ReadyzAnswer>): InstallationState {
+  const state = healthy();
+  const [mutating, validating] = state.webhookConfigurations;
+  assert.ok(mutating && validating);
+  return {
+    ...state,
+    crd: crd(valid, WEBHOOK_URL),
+    webhookConfigurations: [
+      { ...mutating, object: mutatingWebhookConfiguration(valid, WEBHOOK_URL) },
+      { ...validating, object: validatingWebhookConfiguration(valid, WEBHOOK_URL) },
+    ],
+    services: new Map(),
+    urlServers: answers,
+    deployment: { ...state.deployment, object: deployment(2, 0) },
+  };
+}
+
+/** One mutating configuration holding `webhooks`, the rest healthy. */
+function config(webhooks: NonNullable<WebhookConfiguration['webhooks']>): InstallationState {
+  return {
+    ...healthy(),
+    webhookConfigurations: [
+      { kind: 'MutatingWebhookConfiguration', name: 'm', object: { webhooks } },
+    ],
   };
 }
 
@@ -229,15 +265,6 @@ describe('checkInstallation', () => {
       ),
       ['ok', `${SERVICE} has 1 ready endpoint`],
     );
-    const state = healthy();
-    const config = (
-      webhooks: NonNullable<WebhookConfiguration['webhooks']>,
-    ): InstallationState => ({
-      ...state,
-      webhookConfigurations: [
-        { kind: 'MutatingWebhookConfiguration', name: 'm', object: { webhooks } },
-      ],
-    });
     const byUrl = config([
       {
         name: 'mpod.sidecarset.kruise.io',
@@ -245,13 +272,95 @@ describe('checkInstallation', () => {
       },
     ]);
     assert.deepEqual(verdict(byUrl, name), [
-      'ok',
-      'calls https://x/mutate (outside the cluster: not checked)',
+      'warning',
+      'calls https://x/mutate; https://x/readyz not probed',
     ]);
     assert.deepEqual(verdict(byUrl, `${POD_WEBHOOK}: failurePolicy`), ['ok', 'Fail']);
     const nowhere = config([{ name: 'mpod.sidecarset.kruise.io' }]);
     assert.deepEqual(verdict(nowhere, name), ['failed', 'names neither a Service nor a URL']);
     assert.equal(verdict(nowhere, `${POD_WEBHOOK}: caBundle`)[0], 'failed');
+  });
+
+  it('webhooks served at a URL: judged by what its server answers on /readyz', () => {
+    const name = `${POD_WEBHOOK}: service`;
+    const answering = (answer: ReadyzAnswer): InstallationState =>
+      atUrl(new Map([[`${WEBHOOK_URL} ${valid}`, answer]]));
+    assert.deepEqual(verdict(answering({ status: 200 }), name), [
+      'ok',
+      `calls ${WEBHOOK_URL}/mutate-pods; ${WEBHOOK_URL}/readyz answers 200 (outside the cluster)`,
+    ]);
+    const notReady = check(answering({ status: 503 }), name);
+    assert.deepEqual(
+      [notReady.state, notReady.message],
+      ['failed', `calls ${WEBHOOK_URL}/mutate-pods; ${WEBHOOK_URL}/readyz answers 503: not ready`],
+    );
+    assert.match(notReady.fix ?? '', /"The webhook is down"/);
+    const down = check(answering({ error: 'connect ECONNREFUSED 127.0.0.1:9443' }), name);
+    assert.deepEqual(
+      [down.state, down.message],
+      [
+        'failed',
+        `calls ${WEBHOOK_URL}/mutate-pods; ${WEBHOOK_URL}/readyz unreachable from here: connect ECONNREFUSED 127.0.0.1:9443`,
+      ],
+    );
+    assert.match(down.fix ?? '', /docs\/local-cluster\.md/);
+    const checks = checkInstallation(answering({ error: 'refused' }), NOW);
+    assert.equal(checks.filter((c) => c.state === 'failed').length, 4, 'one per webhook');
+    assert.equal(passed(checks), false);
+    const invalid = config([
+      { name: 'mpod.sidecarset.kruise.io', clientConfig: { url: 'not a url', caBundle: valid } },
+    ]);
+    assert.deepEqual(verdict(invalid, name), ['failed', 'calls not a url: not a valid URL']);
+  });
+
+  it('every webhook at a URL (docs/local-cluster.md): the Deployment serves none, its readiness does not count', () => {
+    const name = 'Deployment sidecarset-system/sidecarset-webhook';
+    const local = atUrl(new Map([[`${WEBHOOK_URL} ${valid}`, { status: 200 }]]));
+    const checks = checkInstallation(local, NOW);
+    assert.deepEqual(
+      checks.filter((c) => c.state !== 'ok').map((c) => [c.name, c.state]),
+      [[`${POD_WEBHOOK}: failurePolicy`, 'warning']],
+    );
+    assert.equal(passed(checks), true);
+    assert.deepEqual(verdict(local, name), [
+      'ok',
+      `0/2 replicas ready, not in use: every webhook calls ${WEBHOOK_URL}`,
+    ]);
+    const scaledDown = { ...local, deployment: { ...local.deployment, object: deployment(0, 0) } };
+    assert.deepEqual(verdict(scaledDown, name), [
+      'ok',
+      `0/0 replicas ready, not in use: every webhook calls ${WEBHOOK_URL}`,
+    ]);
+    // Still needed: the Lease check reads how it runs the controller.
+    const gone = { ...local, deployment: { ...local.deployment, object: undefined } };
+    assert.deepEqual(verdict(gone, name), ['failed', 'not found']);
+  });
+
+  it('webhooks partly at a URL, or not all readable: the Deployment counts as before', () => {
+    const name = 'Deployment sidecarset-system/sidecarset-webhook';
+    const local = atUrl(new Map([[`${WEBHOOK_URL} ${valid}`, { status: 200 }]]));
+    const conversionByService = { ...local, crd: crd(valid) };
+    assert.deepEqual(verdict(conversionByService, name), ['failed', '0/2 replicas ready']);
+    const [mutating, validating] = local.webhookConfigurations;
+    assert.ok(mutating && validating);
+    const oneByService = {
+      ...local,
+      webhookConfigurations: [
+        mutating,
+        { ...validating, object: validatingWebhookConfiguration(valid) },
+      ],
+    };
+    assert.deepEqual(verdict(oneByService, name), ['failed', '0/2 replicas ready']);
+    const unreadable = {
+      ...local,
+      webhookConfigurations: [mutating, { ...validating, object: { unreadable: 'forbidden' } }],
+    };
+    assert.deepEqual(verdict(unreadable, name), ['failed', '0/2 replicas ready']);
+    const noWebhooks = {
+      ...local,
+      webhookConfigurations: [mutating, { ...validating, object: {} }],
+    };
+    assert.deepEqual(verdict(noWebhooks, name), ['failed', '0/2 replicas ready']);
   });
 
   it('webhook configurations: missing, unreadable, empty', () => {
@@ -419,6 +528,30 @@ describe('helpers of the reading edge', () => {
       [{ name: 'sidecarset-webhook', namespace: 'sidecarset-system', path: '/convert', port: 443 }],
     );
     assert.deepEqual(referencedServices(undefined, [{ webhooks: [{ name: 'w' }] }]), []);
+  });
+
+  it('urlServers: each server once per caBundle, a Service taking precedence over a URL', () => {
+    const other = 'b3RoZXI=';
+    assert.deepEqual(
+      urlServers(crd(valid, WEBHOOK_URL) as Crd, [
+        mutatingWebhookConfiguration(valid, WEBHOOK_URL) as WebhookConfiguration,
+        {
+          webhooks: [
+            { name: 'a', clientConfig: { url: 'https://h:1/a', caBundle: other } },
+            { name: 'b', clientConfig: { url: 'https://h:1/b' } },
+            { name: 'c', clientConfig: { url: 'https://h:1/c', service: { name: 's' } } },
+            { name: 'd', clientConfig: { url: '::' } },
+          ],
+        },
+        { unreadable: 'forbidden' },
+      ]),
+      [
+        { key: `${WEBHOOK_URL} ${valid}`, origin: WEBHOOK_URL, caBundle: valid },
+        { key: `https://h:1 ${other}`, origin: 'https://h:1', caBundle: other },
+        { key: 'https://h:1 ', origin: 'https://h:1' },
+      ],
+    );
+    assert.deepEqual(urlServers(crd(valid) as Crd, []), []);
   });
 
   it('behind: generation ahead of status.observedGeneration', () => {
