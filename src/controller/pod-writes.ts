@@ -15,7 +15,7 @@ import type { RefusalAnnotation } from '../core/pod-annotations/refusals.js';
 import { EVICTION_REFUSED, RESIZE_REFUSED, withRefusal } from '../core/pod-annotations/refusals.js';
 import type { ResourceChange } from '../core/upgrade/resources.js';
 import { restartsOnResize } from '../core/upgrade/resources.js';
-import type { PodFlip, PodRecreate, PodRef, PodUpgrade } from '../core/upgrade/types.js';
+import type { PodRecreate, PodRef, PodUpgrade } from '../core/upgrade/types.js';
 import { nextUpgradableCondition } from '../core/status/upgradable-condition.js';
 import type { UpgradeExpectations } from './expectations.js';
 import type { ClusterWriter, ObjectReference } from './ports.js';
@@ -206,7 +206,7 @@ export async function evictPod(
  */
 export async function flipPod(
   ctx: SidecarSetContext,
-  planned: PodFlip,
+  planned: PodUpgrade,
   deps: PodWriteDeps,
   signal: AbortSignal,
 ): Promise<boolean> {
@@ -256,7 +256,7 @@ export async function podEvent(
  * A strategic merge patch: containers and init containers (native sidecars) merge by name, so
  * only the images named change.
  */
-function upgradePatch(pod: Pod, change: PodFlip): Record<string, unknown> {
+function upgradePatch(pod: Pod, change: PodUpgrade): Record<string, unknown> {
   const patch: Record<string, unknown> = {
     metadata: { resourceVersion: pod.metadata.resourceVersion, annotations: change.annotations },
   };

@@ -12,14 +12,7 @@ import { planUpgrade } from '../upgrade/plan.js';
 import { podKey, podRef } from '../upgrade/pod-state.js';
 import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
 import { healthSettings } from '../api/health-gate-annotations.js';
-import type {
-  HeldPod,
-  PodFlip,
-  PodRef,
-  PodUpgrade,
-  UpgradePlan,
-  UpgradeStatus,
-} from '../upgrade/types.js';
+import type { HeldPod, PodRef, PodUpgrade, UpgradePlan, UpgradeStatus } from '../upgrade/types.js';
 import { podContainer } from '../api/pod-containers.js';
 
 export interface Wave {
@@ -84,7 +77,7 @@ export function simulateRollout(
   const limit = options.maxWaves ?? plan.status.matchedPods + 1;
   const waves: Wave[] = [];
   /** Settles each written pod; how many of them were not running and ready before. */
-  const apply = (writes: readonly PodFlip[]): number => {
+  const apply = (writes: readonly PodUpgrade[]): number => {
     let notReady = 0;
     for (const write of writes) {
       const key = podKey(write.pod);
@@ -145,7 +138,7 @@ function isRunningAndReady(pod: Readonly<Pod>): boolean {
  */
 function settle(
   pod: Readonly<Pod>,
-  upgrade: PodFlip,
+  upgrade: PodUpgrade,
   now: Date,
   failing: ReadonlySet<string>,
 ): Pod {
@@ -225,13 +218,13 @@ function describeEnd(plan: UpgradePlan, limited: boolean): { end: SimulationEnd;
 }
 
 /** The pod as it is after the upgrade's write (for simulations and tests). */
-export function applyPodUpgrade(pod: Readonly<Pod>, upgrade: PodFlip | PodUpgrade): Pod {
+export function applyPodUpgrade(pod: Readonly<Pod>, upgrade: PodUpgrade): Pod {
   const next = structuredClone(pod) as Pod;
   for (const change of upgrade.images) {
     const container = podContainer(next, change.container);
     if (container !== undefined) container.image = change.to;
   }
-  for (const change of 'resources' in upgrade ? upgrade.resources : []) {
+  for (const change of upgrade.resources) {
     const container = podContainer(next, change.container);
     if (container !== undefined) container.resources = change.to;
   }

@@ -24,7 +24,7 @@ import { resourceChanges } from './resources.js';
 import { containerStatus, podContainer } from '../api/pod-containers.js';
 import { podRef } from './pod-state.js';
 import { hasReadyCondition } from '../api/pod-status.js';
-import type { ImageChange, PodFlip, PodUpgrade } from './types.js';
+import type { ImageChange, PodUpgrade } from './types.js';
 
 /** The cold sidecars whose image differs from the SidecarSet's. */
 export function imageChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): ImageChange[] {
@@ -82,18 +82,23 @@ export function buildPodUpgrade(
     applyPatchPodMetadata(after, patchPodMetadata);
   }
   const annotations = changedAnnotations(before, after);
-  return { pod: podRef(pod), images, resources, hashEntry, annotations };
+  return { pod: podRef(pod), images, resources, annotations };
 }
 
 /** The flip after a finished hot upgrade (flipPodSidecarContainerDo, then the in-place state). */
-export function buildPodFlip(ctx: SidecarSetContext, pod: Readonly<Pod>, now: Date): PodFlip {
+export function buildPodFlip(ctx: SidecarSetContext, pod: Readonly<Pod>, now: Date): PodUpgrade {
   const { images, annotations: slots } = flipChanges(ctx, pod);
   const before = pod.metadata.annotations ?? {};
   const after: Record<string, string> = {
     ...slots,
     [SIDECARSET_INPLACE_UPDATE_STATE]: inPlaceUpdateState(ctx, pod, images, formatTimestamp(now)),
   };
-  return { pod: podRef(pod), images, annotations: changedAnnotations(before, after) };
+  return {
+    pod: podRef(pod),
+    images,
+    resources: [],
+    annotations: changedAnnotations(before, after),
+  };
 }
 
 /** The annotations of `after` whose value differs from `before`'s. */

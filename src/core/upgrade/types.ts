@@ -1,7 +1,6 @@
 /** The planner's result: what the controller patches this round, and why the rest waits. */
 import type { ResourceChange } from './resources.js';
 import type { RolloutHealth } from './rollout-health.js';
-import type { SidecarSetUpgradeSpec } from '../pod-annotations/pod-hash-annotation.js';
 
 export interface PodRef {
   namespace: string;
@@ -68,10 +67,8 @@ export interface ImageChange {
 export interface PodUpgrade {
   pod: PodRef;
   images: ImageChange[];
-  /** Written first, through pods/resize (core/upgrade/resources.ts). */
+  /** Written first, through pods/resize (core/upgrade/resources.ts); none for a flip. */
   resources: ResourceChange[];
-  /** This SidecarSet's new entry of kruise.io/sidecarset-hash. */
-  hashEntry: SidecarSetUpgradeSpec;
   /** Every annotation whose value changes, with its complete new value. */
   annotations: Record<string, string>;
 }
@@ -89,12 +86,6 @@ export interface PodRecreate {
   /** Why the API server refused the last eviction for this version, if it did (a PDB). */
   refused?: string;
 }
-
-/**
- * The flip after a hot upgrade: the old slot back on the empty image. The hash annotation
- * does not change; the in-place-update state records the flipped slot.
- */
-export type PodFlip = Omit<PodUpgrade, 'hashEntry' | 'resources'>;
 
 export interface UpgradeStatus {
   matchedPods: number;
@@ -136,8 +127,11 @@ export interface UpgradePlan {
   upgrade: PodUpgrade[];
   /** This round's pods to evict and recreate, in order (with recreation on). */
   recreate: PodRecreate[];
-  /** Hot upgrades finished and flipped this round, in namespace/name order (nothing else then). */
-  flip: PodFlip[];
+  /**
+   * Hot upgrades finished and flipped this round (the old slot back on the empty image; the hash
+   * annotation unchanged), in namespace/name order; nothing else then.
+   */
+  flip: PodUpgrade[];
   notUpgradable: NotUpgradablePod[];
   held: HeldPod[];
   excluded: ExcludedPod[];

@@ -83,9 +83,11 @@ describe('hash annotations', () => {
       const annotations = pod.metadata.annotations ?? {};
       annotations[HASH] = value;
       const upgrade = buildPodUpgrade(ctx, pod, [], now);
+      const entry = parsePodSidecarSetHashes(upgrade.annotations[HASH], HASH)['test-sidecarset'];
+      assert.ok(entry);
       const expected = formatPodSidecarSetHashes({
         ...parsePodSidecarSetHashes(value, HASH),
-        'test-sidecarset': upgrade.hashEntry,
+        'test-sidecarset': entry,
       });
       assert.equal(upgrade.annotations[HASH], expected, value);
       assert.equal(upgrade.annotations[WITHOUT_IMAGE], undefined);

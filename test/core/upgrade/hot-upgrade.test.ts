@@ -13,7 +13,7 @@ import { slotToUpgrade } from '../../../src/core/upgrade/hot-slots.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import { hotSlots } from '../../../src/core/upgrade/pod-state.js';
 import { simulateRollout } from '../../../src/core/rollout/simulate.js';
-import type { PodFlip, UpgradePlan } from '../../../src/core/upgrade/types.js';
+import type { PodUpgrade, UpgradePlan } from '../../../src/core/upgrade/types.js';
 import { applied, hotPod, hotSidecarSet } from '../../support/upgrade-pods.js';
 
 const now = new Date('2026-07-02T10:00:00Z');
@@ -62,7 +62,7 @@ describe('hot upgrade: TestUpdateHotUpgradeSidecar', () => {
     pod = applied(pod);
     const third = planUpgrade(ss, [pod], { now });
     assert.equal(counts(third), '1/1/0/0');
-    const flip: PodFlip | undefined = third.flip[0];
+    const flip: PodUpgrade | undefined = third.flip[0];
     assert.ok(flip);
     assert.deepEqual(flip.images, [{ container: 'hot-1', from: 'hot:1', to: 'empty:1' }]);
     assert.equal(flip.annotations['kruise.io/sidecarset-hash'], undefined);
@@ -81,7 +81,7 @@ describe('hot upgrade: TestUpdateHotUpgradeSidecar', () => {
   it('a flip round plans no upgrade and holds the outdated pods', () => {
     const ss = hotSidecarSet();
     const done = applied(
-      applyPodUpgrade(hotPod(0), planUpgrade(ss, [hotPod(0)], { now }).upgrade[0] as PodFlip),
+      applyPodUpgrade(hotPod(0), planUpgrade(ss, [hotPod(0)], { now }).upgrade[0] as PodUpgrade),
     );
     const plan = planUpgrade(hotSidecarSet(), [done, hotPod(1)], { now });
     assert.deepEqual(
@@ -101,7 +101,7 @@ describe('hot upgrade: when a finished upgrade is flipped (isHotUpgradingReady)'
   function upgradedNotReady(appReady: boolean): Pod {
     const ss = hotSidecarSet();
     const pod = applied(
-      applyPodUpgrade(hotPod(), planUpgrade(ss, [hotPod()], { now }).upgrade[0] as PodFlip),
+      applyPodUpgrade(hotPod(), planUpgrade(ss, [hotPod()], { now }).upgrade[0] as PodUpgrade),
     );
     for (const s of pod.status?.containerStatuses ?? []) {
       if (s.name === 'hot-1') s.ready = false;

@@ -11,7 +11,11 @@ import {
   stripImageIdScheme,
 } from '../../../src/core/api/image-compare.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
-import { readHashes, recordedHash } from '../../../src/core/pod-annotations/pod-hash-annotation.js';
+import {
+  parsePodSidecarSetHashes,
+  readHashes,
+  recordedHash,
+} from '../../../src/core/pod-annotations/pod-hash-annotation.js';
 import {
   formatInPlaceUpdateStates,
   readInPlaceUpdateStates,
@@ -349,7 +353,8 @@ describe('the change written to a picked pod (updatePodSidecarAndHash)', () => {
     const plan = planUpgrade(ss, [pod], { now });
     const upgrade = plan.upgrade[0];
     assert.ok(upgrade);
-    assert.deepEqual(upgrade.hashEntry, {
+    const hashes = upgrade.annotations['kruise.io/sidecarset-hash'];
+    assert.deepEqual(parsePodSidecarSetHashes(hashes, 'hash')['test-sidecarset'], {
       updateTimestamp: '2026-07-02T10:00:00Z',
       hash: 'bbb',
       sidecarSetName: 'test-sidecarset',
