@@ -3,7 +3,7 @@
  * finishes before the next: its new sidecar starts, the status reports the new image under a new
  * imageID, and the pod is Running and Ready. A sidecar on one of `failImages` starts but never
  * becomes ready (nor does its pod); each wave is taken to last the progress deadline, so such pods
- * are judged failed by the next round and the health gate (src/core/upgrade/rollout-gate.ts)
+ * are judged failed by the next round and the health gate (src/core/upgrade/rollout-health.ts)
  * pauses the rollout where it would.
  */
 import type { Container, ContainerStatus, Pod } from '../api/k8s-types.js';
@@ -12,7 +12,13 @@ import { planUpgrade } from '../upgrade/plan.js';
 import { podKey, podRef } from '../upgrade/pod-state.js';
 import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
 import { healthSettings } from '../api/health-gate-annotations.js';
-import type { HeldPod, PodRef, PodUpgrade, UpgradePlan, UpgradeStatus } from '../upgrade/types.js';
+import type {
+  HoldReason,
+  PodRef,
+  PodUpgrade,
+  UpgradePlan,
+  UpgradeStatus,
+} from '../upgrade/types.js';
 import { podContainer } from '../api/pod-containers.js';
 
 export interface Wave {
@@ -179,7 +185,7 @@ function settle(
   return next;
 }
 
-function count(held: readonly HeldPod[], reason: HeldPod['reason']): number {
+function count(held: UpgradePlan['held'], reason: HoldReason): number {
   return held.filter((h) => h.reason === reason).length;
 }
 

@@ -11,7 +11,7 @@ export interface PauseInput {
   health: RolloutHealth | undefined;
   /** spec.updateStrategy.paused. */
   userPaused: boolean;
-  /** metadata.generation: a pause holds for this spec only (core/upgrade/rollout-gate.ts). */
+  /** metadata.generation: a pause holds for this spec only (core/upgrade/rollout-health.ts). */
   generation: number | undefined;
 }
 

@@ -4,7 +4,7 @@
  * GetNextUpgradePods (pkg/controller/sidecarset/sidecarset_strategy.go). Deterministic: the same
  * pods in any order give the same plan (docs/adr/0003-stable-upgrade-order.md).
  */
-import { rolloutGate } from './rollout-gate.js';
+import { rolloutGate } from './rollout-health.js';
 import { SidecarSetError } from '../errors.js';
 import { compareStrings } from '../encoding/json.js';
 import type { Pod } from '../api/k8s-types.js';
@@ -31,12 +31,12 @@ import { podController, whyNotRecreated } from './recreation.js';
 import { EVICTION_REFUSED, RESIZE_REFUSED, recordedRefusal } from '../pod-annotations/refusals.js';
 import { scatterCandidates } from './scatter.js';
 import type {
-  ExcludedPod,
-  HeldPod,
+  ExcludeReason,
   HoldReason,
   PlanOptions,
   PodRecreate,
   PodRef,
+  SkippedPod,
   UpgradePlan,
   UpgradeStatus,
 } from './types.js';
@@ -110,7 +110,7 @@ export function planUpgrade(
     },
   };
   const outdated = matched.filter((m) => !m.updated);
-  const holdAll = (reason: keyof typeof MESSAGES): HeldPod[] =>
+  const holdAll = (reason: keyof typeof MESSAGES): SkippedPod<HoldReason>[] =>
     byName(outdated).map((m) => hold(m, reason));
   // 3. NotUpdate: pods keep the version they were injected with.
   if (strategy.type === 'NotUpdate') {
@@ -137,7 +137,7 @@ export function planUpgrade(
   // in flight; with recreation on, also pods that cannot change in place and have a controller.
   const candidates: MatchedPod[] = [];
   /** Outdated pods that wait for something other than their turn. */
-  const waiting: HeldPod[] = [];
+  const waiting: SkippedPod<HoldReason>[] = [];
   const { selector } = strategy;
   for (const m of outdated) {
     if (m.resizeRefused) {
@@ -214,9 +214,9 @@ export function planUpgrade(
 function readPods(
   ctx: SidecarSetContext,
   pods: readonly Readonly<Pod>[],
-): { matched: MatchedPod[]; excluded: ExcludedPod[] } {
+): { matched: MatchedPod[]; excluded: SkippedPod<ExcludeReason>[] } {
   const matched: MatchedPod[] = [];
-  const excluded: ExcludedPod[] = [];
+  const excluded: SkippedPod<ExcludeReason>[] = [];
   for (const pod of pods) {
     const ref = podRef(pod);
     if (ctx.recreatePods && isTerminating(pod) && isInjectedBy(ctx, pod) && !isUpdated(ctx, pod)) {
@@ -296,6 +296,6 @@ function unavailableByUs(m: MatchedPod): boolean {
   return (m.updated || m.upgradedInPlace) && !m.available;
 }
 
-function hold(m: MatchedPod, reason: keyof typeof MESSAGES): HeldPod {
+function hold(m: MatchedPod, reason: keyof typeof MESSAGES): SkippedPod<HoldReason> {
   return { pod: m.ref, reason, message: MESSAGES[reason] };
 }

@@ -1,7 +1,10 @@
 /**
- * Whether a rollout must pause because too many upgraded pods failed (docs/adr/0014-health-gated-rollouts.md).
- * Pure: the same SidecarSet, pods and time give the same answer, in any process, so a new leader
- * keeps the pause the old one found.
+ * The health gate of a rollout (docs/adr/0014-health-gated-rollouts.md): whether it must pause
+ * because too many upgraded pods failed, or because the status records such a pause that still
+ * holds. A pause holds, even once the failed pods recover, until the spec changes (a new
+ * generation: a fix or an undo), a user resumes (sidecarset.dev/resumed-at later than the
+ * pause), or the gate is turned off. Pure: the same SidecarSet, pods and time give the same
+ * answer in any process, so a new leader keeps the pause the old one found.
  */
 import { compareStrings } from '../encoding/json.js';
 import type { Pod } from '../api/k8s-types.js';
@@ -10,6 +13,9 @@ import type { SidecarSetContext } from './context.js';
 import type { Failure } from './health-judge.js';
 import { judgePod } from './health-judge.js';
 import type { HealthSettings } from '../api/health-gate-annotations.js';
+import { healthSettings } from '../api/health-gate-annotations.js';
+import type { SidecarSet } from '../api/sidecarset-types.js';
+import { ROLLOUT_PAUSED, ROLLOUT_PAUSED_REASONS } from '../api/sidecarset-types.js';
 
 export interface FailedPod {
   namespace: string;
@@ -107,4 +113,31 @@ export function pauseThreshold(value: string, matched: number): number {
   const percent = value.endsWith('%');
   const n = Number(percent ? value.slice(0, -1) : value);
   return Math.max(1, percent ? Math.ceil((n * matched) / 100) : n);
+}
+
+/** The gate as the planner asks it: the upgraded pods' health, or the pause the status holds. */
+export function rolloutGate(
+  sidecarSet: SidecarSet,
+  ctx: SidecarSetContext,
+  upgraded: readonly Readonly<Pod>[],
+  matched: number,
+  now: Date,
+): RolloutHealth {
+  const settings = healthSettings(sidecarSet);
+  const health = rolloutHealth(ctx, upgraded, matched, settings, now);
+  if (!settings.enabled || health.pause) return health;
+  const held = heldPause(sidecarSet, settings.resumedAt);
+  return held === undefined ? health : { ...health, pause: true, message: held };
+}
+
+/** The message of a pause the status records that still holds, if any. */
+export function heldPause(sidecarSet: SidecarSet, resumedAt: Date | undefined): string | undefined {
+  const condition = sidecarSet.status?.conditions?.find((c) => c.type === ROLLOUT_PAUSED);
+  if (condition?.status !== 'True' || condition.reason !== ROLLOUT_PAUSED_REASONS.unhealthy) {
+    return undefined;
+  }
+  if (condition.observedGeneration !== sidecarSet.metadata.generation) return undefined;
+  const since = Date.parse(condition.lastTransitionTime ?? '');
+  if (resumedAt !== undefined && !(resumedAt.getTime() < since)) return undefined;
+  return condition.message ?? '';
 }

@@ -16,7 +16,7 @@ export const HOLD_REASONS = [
   /** updateStrategy.selector (canary) does not select the pod. */
   'NotSelected',
   'Paused',
-  /** Failed upgraded pods reached the threshold (src/core/upgrade/rollout-gate.ts). */
+  /** Failed upgraded pods reached the threshold (src/core/upgrade/rollout-health.ts). */
   'UnhealthyPods',
   'NotUpdate',
   /** A sidecar's earlier in-place update is not applied by the kubelet yet. */
@@ -28,16 +28,10 @@ export const HOLD_REASONS = [
 ] as const;
 export type HoldReason = (typeof HOLD_REASONS)[number];
 
-export interface HeldPod {
+/** A pod the round leaves as it is, and why. */
+export interface SkippedPod<Reason extends string> {
   pod: PodRef;
-  reason: HoldReason;
-  message: string;
-}
-
-export interface NotUpgradablePod {
-  pod: PodRef;
-  /** Always this: a field changed that cannot change in place (the message says which). */
-  reason: 'UpdateImmutableField';
+  reason: Reason;
   message: string;
 }
 
@@ -49,13 +43,6 @@ export const EXCLUDE_REASONS = [
   'MissingSidecar',
 ] as const;
 export type ExcludeReason = (typeof EXCLUDE_REASONS)[number];
-
-/** A pod given to the planner that is not one of the SidecarSet's matched pods. */
-export interface ExcludedPod {
-  pod: PodRef;
-  reason: ExcludeReason;
-  message: string;
-}
 
 export interface ImageChange {
   container: string;
@@ -132,9 +119,11 @@ export interface UpgradePlan {
    * annotation unchanged), in namespace/name order; nothing else then.
    */
   flip: PodUpgrade[];
-  notUpgradable: NotUpgradablePod[];
-  held: HeldPod[];
-  excluded: ExcludedPod[];
+  /** A field changed that cannot change in place (the message says which). */
+  notUpgradable: SkippedPod<'UpdateImmutableField'>[];
+  held: SkippedPod<HoldReason>[];
+  /** Pods given to the planner that are not the SidecarSet's matched pods. */
+  excluded: SkippedPod<ExcludeReason>[];
   status: UpgradeStatus;
   budget: BudgetSummary;
   stopped?: StopReason;

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import type { Pod } from '../../../src/core/api/k8s-types.js';
 import type { SidecarSet } from '../../../src/core/api/sidecarset-types.js';
 import { judgePod, judgedContainers } from '../../../src/core/upgrade/health-judge.js';
-import { rolloutGate } from '../../../src/core/upgrade/rollout-gate.js';
+import { rolloutGate } from '../../../src/core/upgrade/rollout-health.js';
 import { rolloutHealth } from '../../../src/core/upgrade/rollout-health.js';
 import { ROLLOUT_PAUSED } from '../../../src/core/api/sidecarset-types.js';
 import {
