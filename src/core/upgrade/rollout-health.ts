@@ -131,7 +131,7 @@ export function rolloutGate(
 }
 
 /** The message of a pause the status records that still holds, if any. */
-export function heldPause(sidecarSet: SidecarSet, resumedAt: Date | undefined): string | undefined {
+function heldPause(sidecarSet: SidecarSet, resumedAt: Date | undefined): string | undefined {
   const condition = sidecarSet.status?.conditions?.find((c) => c.type === ROLLOUT_PAUSED);
   if (condition?.status !== 'True' || condition.reason !== ROLLOUT_PAUSED_REASONS.unhealthy) {
     return undefined;
