@@ -239,7 +239,7 @@ function readPods(
       matched.push({
         pod,
         ref,
-        labels: { ...pod.metadata.labels },
+        labels: pod.metadata.labels ?? {},
         updated: isUpdated(ctx, pod),
         ready,
         available: ready && isStateConsistent(ctx, pod),
