@@ -36,7 +36,7 @@ export function scatterCandidates<T extends Labelled>(
 ): T[] {
   if (candidates.length <= 1) return [...candidates];
   // Each candidate's labels copied in the order so far: the passes below then read memory
-  // front to back rather than all over a fleet's heap (bench/plan.bench.ts: 420 → 240 ms).
+  // front to back rather than all over a fleet's heap (90,000 candidates: 420 → 240 ms).
   let order = candidates.map((pod) => ({ pod, labels: { ...pod.labels } }));
   const terms = expandScatterTerms(strategy, matched);
   const totals = new Map<string, Map<string, number>>();
