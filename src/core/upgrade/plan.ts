@@ -83,7 +83,6 @@ export function planUpgrade(
 ): UpgradePlan {
   const ctx = sidecarSetContext(sidecarSet);
   const strategy = ctx.strategy;
-  const resize = { podResize: options.podResize ?? true, versions: options.versions ?? new Map() };
   // 1. The matched pods; the others are excluded, with the reason.
   const { matched, excluded } = readPods(ctx, pods);
   // 2. The status, as calculateStatus computes it before the round.
@@ -149,7 +148,7 @@ export function planUpgrade(
       waiting.push(hold(m, 'NotSelected'));
       continue;
     }
-    const upgradable = upgradability(ctx, m.pod, resize);
+    const upgradable = upgradability(ctx, m.pod, options);
     if (upgradable.state === 'inFlight') waiting.push(hold(m, 'UpgradeInFlight'));
     else if (upgradable.state === 'notUpgradable') {
       const { message } = upgradable;

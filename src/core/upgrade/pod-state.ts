@@ -20,7 +20,7 @@ import { imagesEqual, isDigestImage, stripImageIdScheme } from '../api/image-com
 import { recordedStatuses } from '../pod-annotations/in-place-update-state.js';
 import { containerStatus, podContainer } from '../api/pod-containers.js';
 import { pendingResize, resizeRefusal, resourceChanges, resourcesApplied } from './resources.js';
-import type { PodRef } from './types.js';
+import type { PlanOptions, PodRef } from './types.js';
 
 export function podRef(pod: Readonly<Pod>): PodRef {
   const namespace = podNamespace(pod);
@@ -169,17 +169,6 @@ export function isUpgradedInPlace(ctx: SidecarSetContext, pod: Readonly<Pod>): b
   return recorded !== undefined && Object.keys(recorded).length > 0;
 }
 
-/** What the API server and the SidecarSet's history allow beyond image changes. */
-export interface ResizeSupport {
-  /** The API server resizes pods in place (the pods/resize subresource). */
-  podResize: boolean;
-  /**
-   * The SidecarSet's versions its ControllerRevisions record: hash without image → hash without
-   * image and resources (resizableVersions in core/revisions/history.ts).
-   */
-  versions: ReadonlyMap<string, string>;
-}
-
 export type Upgradability =
   { state: 'candidate' | 'inFlight' } | { state: 'notUpgradable'; message: string };
 
@@ -188,18 +177,19 @@ export type Upgradability =
  * not upgradable unless only resources changed too and the pods can be resized (ours); a ready
  * sidecar whose last in-place update is not applied yet means wait (in flight), unless the
  * kubelet reports its resize pending (a new version replaces a resize it defers or refuses).
+ * `options`: whether the API server resizes pods, and the versions the SidecarSet's history knows.
  */
 export function upgradability(
   ctx: SidecarSetContext,
   pod: Readonly<Pod>,
-  resize: ResizeSupport,
+  { podResize = true, versions }: Pick<PlanOptions, 'podResize' | 'versions'>,
 ): Upgradability {
   const recorded = recordedHash(
     pod.metadata.annotations?.[SIDECARSET_HASH_WITHOUT_IMAGE],
     ctx.name,
   );
   if (recorded !== ctx.hashWithoutImage) {
-    const message = whyNotInPlace(ctx, pod, resize.versions.get(recorded), resize.podResize);
+    const message = whyNotInPlace(ctx, pod, versions?.get(recorded), podResize);
     if (message !== undefined) return { state: 'notUpgradable', message };
   }
   if (pendingResize(pod) !== undefined) return { state: 'candidate' };
