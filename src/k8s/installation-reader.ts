@@ -38,7 +38,7 @@ import type { SidecarSet } from '../core/api/sidecarset-types.js';
 import type { CliClient } from './cli-client.js';
 import { clusterError } from './cli-client.js';
 import { NotFoundError } from './cluster-error.js';
-import { probeReadyz } from './readyz-probe.js';
+import { probeWebhookReadyz } from './readyz-probe.js';
 
 export interface InstallationReadOptions {
   /** Where the Deployment and the Lease are. */
@@ -100,7 +100,7 @@ export async function readInstallation(
       services.set(serviceKey(ref), await readEndpoints(kubeConfig, ref.namespace, ref.name));
     }),
     ...urlServers(crd, [mutating, validating]).map(async (server) => {
-      answers.set(server.key, await probeReadyz(server, options.probeTimeoutMs));
+      answers.set(server.key, await probeWebhookReadyz(server, options.probeTimeoutMs));
     }),
   ]);
   return {

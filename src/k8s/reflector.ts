@@ -28,14 +28,14 @@
  * failingSince() tells since when the cache has not been current: from the first failure of a run
  * of failures until a list succeeds or a watch opens (the webhook's /readyz reads it).
  */
-import { request as httpRequest } from 'node:http';
 import type { RequestOptions } from 'node:https';
-import { request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+
+import { getReadyz } from './readyz-probe.js';
 
 export interface Backoff {
   initialMs: number;
@@ -202,25 +202,11 @@ export function probeReadyz(kubeConfig: KubeConfig, timeoutMs = 5000): Readiness
   return async (signal) => {
     const server = kubeConfig.getCurrentCluster()?.server;
     if (server === undefined) return false;
-    const url = new URL(`${server.replace(/\/+$/, '')}/readyz`);
     const options: RequestOptions = {};
     await kubeConfig.applyToHTTPSOptions(options);
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    return new Promise<boolean>((resolve) => {
-      const req = send(
-        url,
-        { ...options, method: 'GET', agent: false, signal, timeout: timeoutMs },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode === 200);
-        },
-      );
-      req.on('timeout', () => req.destroy());
-      req.on('error', () => {
-        resolve(false);
-      });
-      req.end();
-    });
+    const url = new URL(`${server.replace(/\/+$/, '')}/readyz`);
+    const answer = await getReadyz(url, options, timeoutMs, signal);
+    return 'status' in answer && answer.status === 200;
   };
 }
 
