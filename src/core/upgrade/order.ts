@@ -6,12 +6,12 @@
  * second is the same. Unlike OpenKruise, every tie left is broken by namespace, then name, so the
  * order never depends on the input order (docs/adr/0003-stable-upgrade-order.md).
  */
-import { compareStrings } from '../encoding/json.js';
 import type { Pod } from '../api/k8s-types.js';
 import { podNamespace } from '../matching/match.js';
 import type { Labels } from '../matching/selector.js';
 import { validSelectorMatches } from '../matching/selector.js';
 import type { UpdatePriorityStrategy } from '../api/sidecarset-types.js';
+import { compareByName } from './pod-state.js';
 import { readyCondition } from '../api/pod-status.js';
 
 /** What the comparison reads of a candidate, read once before sorting. */
@@ -42,12 +42,7 @@ export function sortCandidates<T extends { pod: Readonly<Pod> }>(
 }
 
 function compareCandidates(a: SortKey, b: SortKey, priority?: UpdatePriorityStrategy): number {
-  return (
-    comparePriority(a, b, priority) ||
-    compareActivePods(a, b) ||
-    compareStrings(a.namespace, b.namespace) ||
-    compareStrings(a.name, b.name)
-  );
+  return comparePriority(a, b, priority) || compareActivePods(a, b) || compareByName(a, b);
 }
 
 /** prioritySort.compare: a higher weight first; or a lower level, then a larger value, first. */

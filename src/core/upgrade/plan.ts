@@ -6,7 +6,6 @@
  */
 import { rolloutGate } from './rollout-health.js';
 import { SidecarSetError } from '../errors.js';
-import { compareStrings } from '../encoding/json.js';
 import type { Pod } from '../api/k8s-types.js';
 import { validSelectorMatches } from '../matching/selector.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
@@ -17,6 +16,7 @@ import { needsFlip } from './hot-slots.js';
 import { scaleMaxUnavailable, scalePartition } from '../encoding/intstr.js';
 import { sortCandidates } from './order.js';
 import {
+  compareByName,
   hasEverySidecar,
   isInjectedBy,
   isReady,
@@ -260,11 +260,7 @@ function recreation(ctx: SidecarSetContext, m: MatchedPod, message: string): Pod
 /** In namespace/name order, as the plan reports pods (docs/adr/0003-stable-upgrade-order.md). */
 function byName<T extends { pod: PodRef } | { ref: PodRef }>(items: readonly T[]): T[] {
   const ref = (item: T): PodRef => ('ref' in item ? item.ref : item.pod);
-  return [...items].sort((a, b) => {
-    const x = ref(a);
-    const y = ref(b);
-    return compareStrings(x.namespace, y.namespace) || compareStrings(x.name, y.name);
-  });
+  return [...items].sort((a, b) => compareByName(ref(a), ref(b)));
 }
 
 /** calculateStatus: of the matched pods, updated, ready (ready and consistent), and both. */

@@ -13,6 +13,7 @@ import type { WorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js'
 import { readWorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
 import type { Container, Pod } from '../api/k8s-types.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
+import { compareStrings } from '../encoding/json.js';
 import { podNamespace } from '../matching/match.js';
 import { isRunningAndReady } from '../api/pod-status.js';
 import { recordedHash } from '../pod-annotations/pod-hash-annotation.js';
@@ -27,6 +28,11 @@ export function podRef(pod: Readonly<Pod>): PodRef {
   const name = pod.metadata.name ?? '';
   const uid = pod.metadata.uid;
   return uid !== undefined && uid !== '' ? { namespace, name, uid } : { namespace, name };
+}
+
+/** Namespace, then name: the order the plan reports pods in (docs/adr/0003-stable-upgrade-order.md). */
+export function compareByName(a: Omit<PodRef, 'uid'>, b: Omit<PodRef, 'uid'>): number {
+  return compareStrings(a.namespace, b.namespace) || compareStrings(a.name, b.name);
 }
 
 export function podKey(ref: PodRef): string {

@@ -6,12 +6,12 @@
  * pause), or the gate is turned off. Pure: the same SidecarSet, pods and time give the same
  * answer in any process, so a new leader keeps the pause the old one found.
  */
-import { compareStrings } from '../encoding/json.js';
 import type { Pod } from '../api/k8s-types.js';
 import { podNamespace } from '../matching/match.js';
 import type { SidecarSetContext } from './context.js';
 import type { Failure } from './health-judge.js';
 import { judgePod } from './health-judge.js';
+import { compareByName } from './pod-state.js';
 import type { HealthSettings } from '../api/health-gate-annotations.js';
 import { healthSettings } from '../api/health-gate-annotations.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
@@ -89,9 +89,7 @@ export function rolloutHealth(
       });
     }
   }
-  health.failed.sort(
-    (a, b) => compareStrings(a.namespace, b.namespace) || compareStrings(a.name, b.name),
-  );
+  health.failed.sort(compareByName);
   const counted = health.failed.filter((f) => f.counts);
   health.pause = counted.length >= health.threshold;
   health.message = describe(counted, health.threshold);

@@ -7,7 +7,7 @@
  */
 import type { Labels } from '../matching/selector.js';
 import type { UpdateScatterTerm } from '../api/sidecarset-types.js';
-import { compareStrings } from '../encoding/json.js';
+import { compareByName } from './pod-state.js';
 import type { PodRef } from './types.js';
 
 /** A pod as the scatter reads it. */
@@ -71,13 +71,9 @@ function valuesByFirstPod(pods: readonly NamedLabelled[], key: string): string[]
     const value = labels[key];
     if (value === undefined || !Object.hasOwn(labels, key)) continue;
     const seen = first.get(value);
-    if (seen === undefined || compareRefs(ref, seen) < 0) first.set(value, ref);
+    if (seen === undefined || compareByName(ref, seen) < 0) first.set(value, ref);
   }
-  return [...first].sort(([, a], [, b]) => compareRefs(a, b)).map(([value]) => value);
-}
-
-function compareRefs(a: PodRef, b: PodRef): number {
-  return compareStrings(a.namespace, b.namespace) || compareStrings(a.name, b.name);
+  return [...first].sort(([, a], [, b]) => compareByName(a, b)).map(([value]) => value);
 }
 
 /** How many of the pods carry each value of the label. */
