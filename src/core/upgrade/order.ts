@@ -15,7 +15,8 @@ import { compareByName } from './pod-state.js';
 import { readyCondition } from '../api/pod-status.js';
 
 /** What the comparison reads of a candidate, read once before sorting. */
-interface SortKey {
+interface SortKey<T> {
+  candidate: T;
   namespace: string;
   name: string;
   weight: number;
@@ -36,28 +37,29 @@ export function sortCandidates<T extends { pod: Readonly<Pod> }>(
   candidates: readonly T[],
   priority: UpdatePriorityStrategy | undefined,
 ): T[] {
-  const keyed = candidates.map((c) => ({ c, key: sortKey(c.pod, priority) }));
-  keyed.sort((a, b) => compareCandidates(a.key, b.key, priority));
-  return keyed.map(({ c }) => c);
-}
-
-function compareCandidates(a: SortKey, b: SortKey, priority?: UpdatePriorityStrategy): number {
-  return comparePriority(a, b, priority) || compareActivePods(a, b) || compareByName(a, b);
+  const keys = candidates.map((c) => sortKey(c, priority));
+  const comparePriority = priorityComparison(priority);
+  keys.sort((a, b) => comparePriority(a, b) || compareActivePods(a, b) || compareByName(a, b));
+  return keys.map((key) => key.candidate);
 }
 
 /** prioritySort.compare: a higher weight first; or a lower level, then a larger value, first. */
-function comparePriority(a: SortKey, b: SortKey, priority?: UpdatePriorityStrategy): number {
-  if ((priority?.weightPriority ?? []).length > 0) return b.weight - a.weight;
-  if ((priority?.orderPriority ?? []).length === 0) return 0;
-  if (a.level !== b.level) return a.level - b.level;
-  return a.levelValue === b.levelValue ? 0 : a.levelValue > b.levelValue ? -1 : 1;
+function priorityComparison(
+  priority: UpdatePriorityStrategy | undefined,
+): (a: SortKey<unknown>, b: SortKey<unknown>) => number {
+  if ((priority?.weightPriority ?? []).length > 0) return (a, b) => b.weight - a.weight;
+  if ((priority?.orderPriority ?? []).length === 0) return () => 0;
+  return (a, b) => {
+    if (a.level !== b.level) return a.level - b.level;
+    return a.levelValue === b.levelValue ? 0 : a.levelValue > b.levelValue ? -1 : 1;
+  };
 }
 
 /**
  * ActivePods.Less: unscheduled first, then Pending < Unknown < Running, not ready first, ready
  * later first, more restarts first, created later first (a missing time first).
  */
-function compareActivePods(a: SortKey, b: SortKey): number {
+function compareActivePods(a: SortKey<unknown>, b: SortKey<unknown>): number {
   if (a.unscheduled !== b.unscheduled) return a.unscheduled ? -1 : 1;
   if (a.phase !== b.phase) return a.phase - b.phase;
   if (a.ready !== b.ready) return a.ready ? 1 : -1;
@@ -72,7 +74,11 @@ function afterOrZero(a: number | undefined, b: number | undefined): number {
   return b - a;
 }
 
-function sortKey(pod: Readonly<Pod>, priority: UpdatePriorityStrategy | undefined): SortKey {
+function sortKey<T extends { pod: Readonly<Pod> }>(
+  candidate: T,
+  priority: UpdatePriorityStrategy | undefined,
+): SortKey<T> {
+  const { pod } = candidate;
   const labels = pod.metadata.labels ?? {};
   const condition = readyCondition(pod);
   const ready = condition?.status === 'True';
@@ -82,6 +88,7 @@ function sortKey(pod: Readonly<Pod>, priority: UpdatePriorityStrategy | undefine
     restarts = Math.max(restarts, s.restartCount ?? 0);
   }
   return {
+    candidate,
     namespace: podNamespace(pod),
     name: pod.metadata.name ?? '',
     weight: weightPriority(priority, labels),

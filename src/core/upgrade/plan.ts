@@ -179,13 +179,13 @@ export function planUpgrade(
     budget.unavailableAfter++;
   }
   // 11. The upgrades; every other candidate is held, with its reason, then the waiting pods.
+  const partitioned = `the partition keeps ${budget.partition} candidates on the old version`;
+  const spent = `${budget.maxUnavailable} pods may be unavailable at once and the budget is spent`;
   ordered.forEach((m, k) => {
     if (k >= budget.eligible) {
-      const message = `the partition keeps ${budget.partition} candidates on the old version`;
-      plan.held.push({ pod: m.ref, reason: 'Partition', message });
+      plan.held.push({ pod: m.ref, reason: 'Partition', message: partitioned });
     } else if (k >= take) {
-      const message = `${budget.maxUnavailable} pods may be unavailable at once and the budget is spent`;
-      plan.held.push({ pod: m.ref, reason: 'MaxUnavailable', message });
+      plan.held.push({ pod: m.ref, reason: 'MaxUnavailable', message: spent });
     } else if (m.recreate !== undefined) {
       plan.recreate.push(recreation(ctx, m, m.recreate));
     } else {
