@@ -48,7 +48,7 @@ import {
 } from '../core/api/annotations.js';
 import { UPGRADE_BASELINE } from '../core/pod-annotations/upgrade-baseline.js';
 import { EVICTION_REFUSED, RESIZE_REFUSED } from '../core/pod-annotations/refusals.js';
-import { RESIZE_IN_PROGRESS, RESIZE_PENDING } from '../core/upgrade/resources.js';
+import { RESIZE_IN_PROGRESS, RESIZE_PENDING } from '../core/api/pod-resize.js';
 import { SIDECARSET_UPGRADABLE } from '../core/status/upgradable-condition.js';
 import type {
   Container,

@@ -20,9 +20,8 @@ import type { SidecarSetPatchPodMetadata } from '../api/sidecarset-types.js';
 import type { SidecarSetContext } from './context.js';
 import { withInPlaceUpdate } from '../pod-annotations/in-place-update-state.js';
 import { flipChanges, hotUpgradeChanges } from './hot-slots.js';
-import { resourceChanges } from './resources.js';
 import { containerStatus, podContainer } from '../api/pod-containers.js';
-import { podRef } from './pod-state.js';
+import { podRef, resourceChanges } from './pod-state.js';
 import { hasReadyCondition } from '../api/pod-status.js';
 import type { ImageChange, PodUpgrade } from './types.js';
 

@@ -7,12 +7,10 @@ import {
   SIDECARSET_HASH_WITHOUT_IMAGE,
   SIDECARSET_INJECTED_LIST,
   SIDECARSET_INPLACE_UPDATE_STATE,
-  SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
 } from '../api/annotations.js';
-import type { WorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
-import { readWorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
+import { hotSlots, workingHotContainers } from '../pod-annotations/hot-upgrade-annotation.js';
 import type { Container, Pod } from '../api/k8s-types.js';
-import type { HotSlot, SidecarSetContext } from './context.js';
+import type { SidecarSetContext } from './context.js';
 import { compareStrings } from '../encoding/json.js';
 import { podNamespace } from '../matching/match.js';
 import { isRunningAndReady } from '../api/pod-status.js';
@@ -20,7 +18,9 @@ import { recordedHash } from '../pod-annotations/pod-hash-annotation.js';
 import { imagesEqual, isDigestImage, stripImageIdScheme } from '../api/image-compare.js';
 import { recordedStatuses } from '../pod-annotations/in-place-update-state.js';
 import { containerStatus, podContainer } from '../api/pod-containers.js';
-import { pendingResize, resizeRefusal, resourceChanges, resourcesApplied } from './resources.js';
+import { pendingResize, resizeRefusal, resourcesApplied } from '../api/pod-resize.js';
+import type { ResourceChange } from '../api/pod-resize.js';
+import { defaulted, sameResources } from '../api/resource-requirements.js';
 import type { PlanOptions, PodRef } from './types.js';
 
 export function podRef(pod: Readonly<Pod>): PodRef {
@@ -68,11 +68,6 @@ export function hasEverySidecar(ctx: SidecarSetContext, pod: Readonly<Pod>): boo
   );
 }
 
-/** kruise.io/sidecarset-working-hotupgrade-container: sidecar name → its working slot. */
-export function workingHotContainers(pod: Readonly<Pod>): WorkingSlots {
-  return readWorkingSlots(pod.metadata.annotations?.[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER]);
-}
-
 /** IsPodSidecarUpdated: the hash the pod records for this SidecarSet is the SidecarSet's hash. */
 export function isUpdated(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
   return recordedHash(pod.metadata.annotations?.[SIDECARSET_HASH], ctx.name) === ctx.hash;
@@ -94,24 +89,9 @@ function emptySlotsHoldEmptyImage(ctx: SidecarSetContext, pod: Readonly<Pod>): b
 }
 
 /**
- * GetPodHotUpgradeContainers: the slot the working-container annotation names (the second slot
- * when it names neither) and the other one, idle (on the empty image, or the older version while
- * a hot upgrade is under way).
- */
-export function hotSlots(
-  hot: HotSlot,
-  working: Readonly<Record<string, string>>,
-): { working: string; idle: string } {
-  const [first, second] = hot.slots;
-  return working[hot.name] === first
-    ? { working: first, idle: second }
-    : { working: second, idle: first };
-}
-
-/**
  * IsPodStateConsistent: has the kubelet applied what the spec says for these containers (all
  * sidecar containers when `names` is omitted)? Images as OpenKruise checks them; resources
- * (ours) as the kubelet reports them once a resize is applied (core/upgrade/resources.ts).
+ * (ours) as the kubelet reports them once a resize is applied (core/api/pod-resize.ts).
  */
 export function isStateConsistent(
   ctx: SidecarSetContext,
@@ -204,6 +184,19 @@ export function upgradability(
     if (ready && !isStateConsistent(ctx, pod, name)) return { state: 'inFlight' };
   }
   return { state: 'candidate' };
+}
+
+/** The cold sidecars whose resources differ from the SidecarSet's. */
+export function resourceChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): ResourceChange[] {
+  const changes: ResourceChange[] = [];
+  for (const [name, target] of ctx.resources) {
+    const container = podContainer(pod, name);
+    if (container === undefined) continue;
+    const from = container.resources ?? {};
+    const to = defaulted(target);
+    if (!sameResources(defaulted(from), to)) changes.push({ container: name, from, to });
+  }
+  return changes;
 }
 
 /** Why the pod's sidecars cannot change in place, when more than images changed. */

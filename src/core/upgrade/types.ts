@@ -1,5 +1,5 @@
 /** The planner's result: what the controller patches this round, and why the rest waits. */
-import type { ResourceChange } from './resources.js';
+import type { ResourceChange } from '../api/pod-resize.js';
 import type { RolloutHealth } from './rollout-health.js';
 
 export interface PodRef {
@@ -54,7 +54,7 @@ export interface ImageChange {
 export interface PodUpgrade {
   pod: PodRef;
   images: ImageChange[];
-  /** Written first, through pods/resize (core/upgrade/resources.ts); none for a flip. */
+  /** Written first, through pods/resize (core/api/pod-resize.ts); none for a flip. */
   resources: ResourceChange[];
   /** Every annotation whose value changes, with its complete new value. */
   annotations: Record<string, string>;

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 
 import {
   formatWorkingSlots,
+  hotSlots,
   readWorkingSlots,
 } from '../../../src/core/pod-annotations/hot-upgrade-annotation.js';
 
@@ -41,4 +42,21 @@ describe('kruise.io/sidecarset-working-hotupgrade-container', () => {
       }),
     );
   });
+});
+
+describe('hot upgrade: the working and idle slots (GetPodHotUpgradeContainers)', () => {
+  const hot = { name: 'hot', slots: ['hot-1', 'hot-2'] } as const;
+  // The annotation names the working slot; naming neither (or missing) means the second works.
+  const cases: [Record<string, string>, { working: string; idle: string }][] = [
+    [{ hot: 'hot-1' }, { working: 'hot-1', idle: 'hot-2' }],
+    [{ hot: 'hot-2' }, { working: 'hot-2', idle: 'hot-1' }],
+    [{}, { working: 'hot-2', idle: 'hot-1' }],
+    [{ hot: 'other' }, { working: 'hot-2', idle: 'hot-1' }],
+    [{ other: 'hot-1' }, { working: 'hot-2', idle: 'hot-1' }],
+  ];
+  for (const [working, expected] of cases) {
+    it(`${JSON.stringify(working)} → ${expected.working} works`, () => {
+      assert.deepEqual(hotSlots(hot, working), expected);
+    });
+  }
 });

@@ -11,7 +11,6 @@ import { applyPodUpgrade } from '../../../src/core/rollout/simulate.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
 import { slotToUpgrade } from '../../../src/core/upgrade/hot-slots.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
-import { hotSlots } from '../../../src/core/upgrade/pod-state.js';
 import { simulateRollout } from '../../../src/core/rollout/simulate.js';
 import type { PodUpgrade, UpgradePlan } from '../../../src/core/upgrade/types.js';
 import { applied, hotPod, hotSidecarSet } from '../../support/upgrade-pods.js';
@@ -166,24 +165,6 @@ describe('hot upgrade: the slot to write (findContainerToHotUpgrade)', () => {
     assert.deepEqual(upgrade.images, []);
     assert.equal(upgrade.annotations[WORKING], undefined);
   });
-});
-
-describe('hot upgrade: the working and idle slots (GetPodHotUpgradeContainers)', () => {
-  const hot = sidecarSetContext(hotSidecarSet()).hot[0];
-  // The annotation names the working slot; naming neither (or missing) means the second works.
-  const cases: [Record<string, string>, { working: string; idle: string }][] = [
-    [{ hot: 'hot-1' }, { working: 'hot-1', idle: 'hot-2' }],
-    [{ hot: 'hot-2' }, { working: 'hot-2', idle: 'hot-1' }],
-    [{}, { working: 'hot-2', idle: 'hot-1' }],
-    [{ hot: 'other' }, { working: 'hot-2', idle: 'hot-1' }],
-    [{ other: 'hot-1' }, { working: 'hot-2', idle: 'hot-1' }],
-  ];
-  for (const [working, expected] of cases) {
-    it(`${JSON.stringify(working)} → ${expected.working} works`, () => {
-      assert.ok(hot);
-      assert.deepEqual(hotSlots(hot, working), expected);
-    });
-  }
 });
 
 describe('hot upgrade: a simulated rollout', () => {

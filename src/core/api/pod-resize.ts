@@ -1,12 +1,13 @@
 /**
- * Sidecar resources changed in place through the pods/resize subresource (ours; OpenKruise
- * cannot: docs/adr/0022-resources-and-native-sidecars-in-place.md). Only cpu and memory resize in
- * place; a resize may not remove a request or limit, nor change the pod's QoS class (the API
- * server refuses both), so such changes wait for the pod to be recreated.
+ * In-place pod resize (KEP-1287) as the API server and the kubelet do it: the pods/resize
+ * subresource changes only cpu and memory, may not remove a request or limit, nor change the
+ * pod's QoS class (the API server refuses these); the kubelet reports what it applied in
+ * status.containerStatuses[].resources and what it defers in pod conditions. The controller
+ * resizes sidecars with it (docs/adr/0022-resources-and-native-sidecars-in-place.md).
  */
 import type { JsonObject } from '../encoding/json.js';
 import { isPlainObject } from '../encoding/json.js';
-import type { Container, Pod, PodCondition } from '../api/k8s-types.js';
+import type { Container, Pod, PodCondition } from './k8s-types.js';
 import {
   KINDS,
   RESIZABLE,
@@ -14,10 +15,8 @@ import {
   qosClass,
   quantities,
   sameQuantity,
-  sameResources,
-} from '../api/resource-requirements.js';
-import type { SidecarSetContext } from './context.js';
-import { containerStatus, podContainer } from '../api/pod-containers.js';
+} from './resource-requirements.js';
+import { containerStatus, podContainer } from './pod-containers.js';
 
 export interface ResourceChange {
   container: string;
@@ -29,19 +28,6 @@ export interface ResourceChange {
 /** The pod conditions the kubelet sets while a resize is not applied (KEP-1287). */
 export const RESIZE_PENDING = 'PodResizePending';
 export const RESIZE_IN_PROGRESS = 'PodResizeInProgress';
-
-/** The cold sidecars whose resources differ from the SidecarSet's. */
-export function resourceChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): ResourceChange[] {
-  const changes: ResourceChange[] = [];
-  for (const [name, target] of ctx.resources) {
-    const container = podContainer(pod, name);
-    if (container === undefined) continue;
-    const from = container.resources ?? {};
-    const to = defaulted(target);
-    if (!sameResources(defaulted(from), to)) changes.push({ container: name, from, to });
-  }
-  return changes;
-}
 
 /**
  * Why the API server would refuse these resizes, or undefined: a resource other than cpu and
