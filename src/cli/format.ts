@@ -1,8 +1,8 @@
 /** Output shared by the CLI's commands: aligned tables, short pod lists, JSON and YAML. */
 import { stringify } from 'yaml';
 
-import { podKey } from '../core/upgrade/pod-state.js';
-import type { PodRef } from '../core/upgrade/types.js';
+import { podKey } from '../core/api/pod-ref.js';
+import type { PodRef } from '../core/api/pod-ref.js';
 
 export type DataFormat = 'json' | 'yaml';
 

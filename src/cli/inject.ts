@@ -2,7 +2,8 @@
 import { stringify } from 'yaml';
 
 import type { JobSidecarMode } from '../core/inject/job-sidecars.js';
-import { ANY_NAMESPACE, podNamespace } from '../core/matching/match.js';
+import { ANY_NAMESPACE } from '../core/matching/match.js';
+import { podNamespace } from '../core/api/pod-ref.js';
 import type { InjectionSnapshot } from '../core/mutation/pod-mutation.js';
 import { mutatePod } from '../core/mutation/pod-mutation.js';
 import { buildSidecarSetIndex, explainMatches } from '../core/matching/sidecarset-index.js';

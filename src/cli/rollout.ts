@@ -8,7 +8,7 @@ import type { HistoryEntry } from '../core/revisions/rollback.js';
 import { planRollback, revisionHistory } from '../core/revisions/rollback.js';
 import { toSidecarSetRevision } from '../core/revisions/history.js';
 import type { SidecarSet } from '../core/api/sidecarset-types.js';
-import { podKey } from '../core/upgrade/pod-state.js';
+import { podKey } from '../core/api/pod-ref.js';
 import type { RolloutStatus } from '../core/rollout/rollout-status.js';
 import { rolloutStatus } from '../core/rollout/rollout-status.js';
 import type { CliClient, ClusterFlags } from '../k8s/cli-client.js';

@@ -18,7 +18,7 @@ import { ANY_NAMESPACE } from '../../src/core/matching/match.js';
 import { simulateRollout } from '../../src/core/rollout/simulate.js';
 import type { SidecarSet } from '../../src/core/api/sidecarset-types.js';
 import { planUpgrade } from '../../src/core/upgrade/plan.js';
-import { podKey } from '../../src/core/upgrade/pod-state.js';
+import { podKey } from '../../src/core/api/pod-ref.js';
 import { selectsForUpgrade } from '../../src/core/matching/upgrade-selection.js';
 import type { UpgradeStatus } from '../../src/core/upgrade/types.js';
 import { readManifests } from '../../src/io/documents.js';

@@ -6,7 +6,7 @@ import { SidecarSetError } from '../errors.js';
 import { injectPod } from '../inject/inject.js';
 import type { JobSidecarMode } from '../inject/job-sidecars.js';
 import type { Pod } from '../api/k8s-types.js';
-import { podNamespace } from '../matching/match.js';
+import { podNamespace } from '../api/pod-ref.js';
 import { diffAsJsonPatch } from '../mutation/patch.js';
 import type { InjectionSnapshot } from '../mutation/pod-mutation.js';
 import { mutatePod } from '../mutation/pod-mutation.js';

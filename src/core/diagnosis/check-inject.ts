@@ -20,8 +20,8 @@ import {
   matchSelector,
   matchSidecarSet,
   minimalNamespaceLabels,
-  podNamespace,
 } from '../matching/match.js';
+import { podNamespace } from '../api/pod-ref.js';
 import { webhookScopes } from '../scope/cel.js';
 import type { ScopePrecision, WebhookScope } from '../scope/webhook-scope.js';
 import { podInWebhookScope } from '../scope/webhook-scope.js';

@@ -19,11 +19,6 @@ export type MatchResult = { matched: true } | { matched: false; reason: string }
 
 const MATCHED: MatchResult = { matched: true };
 
-/** The namespace a pod is matched in: its own, else the request's, else `default`. */
-export function podNamespace(pod: Pick<Pod, 'metadata'>, requestNamespace?: string): string {
-  return pod.metadata.namespace || requestNamespace || 'default';
-}
-
 export function matchSidecarSet(
   sidecarSet: SidecarSet,
   pod: Pick<Pod, 'metadata'>,

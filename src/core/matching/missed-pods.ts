@@ -14,7 +14,8 @@
 import { injectedNames } from '../pod-annotations/injected-list.js';
 import type { LabelSelector, Pod } from '../api/k8s-types.js';
 import type { NamespaceLabels } from './match.js';
-import { matchSidecarSet, podNamespace } from './match.js';
+import { matchSidecarSet } from './match.js';
+import { podNamespace } from '../api/pod-ref.js';
 import { selectorMatchesAll } from './selector.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
 

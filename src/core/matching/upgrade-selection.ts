@@ -1,7 +1,8 @@
 /** Which pods a SidecarSet's rollout looks at: those its selector and namespace rules match. */
 import type { Pod } from '../api/k8s-types.js';
 import type { NamespaceLabels } from './match.js';
-import { matchSidecarSet, podNamespace } from './match.js';
+import { matchSidecarSet } from './match.js';
+import { podNamespace } from '../api/pod-ref.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
 
 /**

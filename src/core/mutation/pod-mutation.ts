@@ -7,7 +7,7 @@ import { injectPod } from '../inject/inject.js';
 import type { RevisionLookup } from '../inject/revision.js';
 import type { Pod } from '../api/k8s-types.js';
 import type { NamespaceLabels } from '../matching/match.js';
-import { podNamespace } from '../matching/match.js';
+import { podNamespace } from '../api/pod-ref.js';
 import type { JsonPatchOperation } from './patch.js';
 import { diffAsJsonPatch } from './patch.js';
 import type { SidecarSetIndex } from '../matching/sidecarset-index.js';

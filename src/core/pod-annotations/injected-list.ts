@@ -1,8 +1,6 @@
 /**
  * The kruise.io/sidecarset-injected-list pod annotation: the names of the SidecarSets injected into
  * the pod, comma-separated and sorted (pkg/control/sidecarcontrol/util.go, SidecarSetListAnnotation).
- * The planner's per-pod membership test reads the string without splitting it
- * (upgrade/pod-state.ts, isInjectedBy).
  */
 import { SIDECARSET_INJECTED_LIST } from '../api/annotations.js';
 import { compareStrings } from '../encoding/json.js';

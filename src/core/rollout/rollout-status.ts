@@ -12,7 +12,8 @@ import { withHashes } from '../api/hash.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
 import { planUpgrade } from '../upgrade/plan.js';
 import { selectsForUpgrade } from '../matching/upgrade-selection.js';
-import type { HoldReason, PodRef, UpgradePlan } from '../upgrade/types.js';
+import type { HoldReason, UpgradePlan } from '../upgrade/types.js';
+import type { PodRef } from '../api/pod-ref.js';
 
 export type RolloutPhase =
   /** Every matched pod runs the SidecarSet's version and is ready. */

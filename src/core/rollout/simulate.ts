@@ -9,16 +9,11 @@
 import type { Container, ContainerStatus, Pod } from '../api/k8s-types.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
 import { planUpgrade } from '../upgrade/plan.js';
-import { podKey, podRef } from '../upgrade/pod-state.js';
+import { podKey, podRef } from '../api/pod-ref.js';
 import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
 import { healthSettings } from '../api/health-gate-annotations.js';
-import type {
-  HoldReason,
-  PodRef,
-  PodUpgrade,
-  UpgradePlan,
-  UpgradeStatus,
-} from '../upgrade/types.js';
+import type { HoldReason, PodUpgrade, UpgradePlan, UpgradeStatus } from '../upgrade/types.js';
+import type { PodRef } from '../api/pod-ref.js';
 import { podContainer } from '../api/pod-containers.js';
 
 export interface Wave {

@@ -21,7 +21,8 @@ import type { SidecarSetContext } from './context.js';
 import { withInPlaceUpdate } from '../pod-annotations/in-place-update-state.js';
 import { flipChanges, hotUpgradeChanges } from './hot-slots.js';
 import { containerStatus, podContainer } from '../api/pod-containers.js';
-import { podRef, resourceChanges } from './pod-state.js';
+import { resourceChanges } from './pod-state.js';
+import { podRef } from '../api/pod-ref.js';
 import { hasReadyCondition } from '../api/pod-status.js';
 import type { ImageChange, PodUpgrade } from './types.js';
 

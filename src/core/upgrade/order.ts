@@ -7,11 +7,11 @@
  * order never depends on the input order (docs/adr/0003-stable-upgrade-order.md).
  */
 import type { Pod } from '../api/k8s-types.js';
-import { podNamespace } from '../matching/match.js';
+import { podNamespace } from '../api/pod-ref.js';
 import type { Labels } from '../matching/selector.js';
 import { validSelectorMatches } from '../matching/selector.js';
 import type { UpdatePriorityStrategy } from '../api/sidecarset-types.js';
-import { compareByName } from './pod-state.js';
+import { compareByName } from '../api/pod-ref.js';
 import { readyCondition } from '../api/pod-status.js';
 
 /** What the comparison reads of a candidate, read once before sorting. */

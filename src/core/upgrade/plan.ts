@@ -16,16 +16,15 @@ import { needsFlip } from './hot-slots.js';
 import { scaleMaxUnavailable, scalePartition } from '../encoding/intstr.js';
 import { sortCandidates } from './order.js';
 import {
-  compareByName,
   hasEverySidecar,
   isInjectedBy,
   isReady,
   isStateConsistent,
   isUpdated,
   isUpgradedInPlace,
-  podRef,
   upgradability,
 } from './pod-state.js';
+import { compareByName, podRef } from '../api/pod-ref.js';
 import { isActivePod, isTerminating } from '../api/pod-status.js';
 import { podController, whyNotRecreated } from './recreation.js';
 import { EVICTION_REFUSED, RESIZE_REFUSED, recordedRefusal } from '../pod-annotations/refusals.js';
@@ -35,11 +34,11 @@ import type {
   HoldReason,
   PlanOptions,
   PodRecreate,
-  PodRef,
   SkippedPod,
   UpgradePlan,
   UpgradeStatus,
 } from './types.js';
+import type { PodRef } from '../api/pod-ref.js';
 
 /**
  * A matched pod, read once. Pods are read in the order given (a fleet is read front to back,

@@ -5,14 +5,12 @@
 import {
   SIDECARSET_HASH,
   SIDECARSET_HASH_WITHOUT_IMAGE,
-  SIDECARSET_INJECTED_LIST,
   SIDECARSET_INPLACE_UPDATE_STATE,
 } from '../api/annotations.js';
 import { hotSlots, workingHotContainers } from '../pod-annotations/hot-upgrade-annotation.js';
+import { injectedNames } from '../pod-annotations/injected-list.js';
 import type { Container, Pod } from '../api/k8s-types.js';
 import type { SidecarSetContext } from './context.js';
-import { compareStrings } from '../encoding/json.js';
-import { podNamespace } from '../matching/match.js';
 import { isRunningAndReady } from '../api/pod-status.js';
 import { recordedHash } from '../pod-annotations/pod-hash-annotation.js';
 import { imagesEqual, isDigestImage, stripImageIdScheme } from '../api/image-compare.js';
@@ -21,28 +19,11 @@ import { containerStatus, podContainer } from '../api/pod-containers.js';
 import { pendingResize, resizeRefusal, resourcesApplied } from '../api/pod-resize.js';
 import type { ResourceChange } from '../api/pod-resize.js';
 import { defaulted, sameResources } from '../api/resource-requirements.js';
-import type { PlanOptions, PodRef } from './types.js';
-
-export function podRef(pod: Readonly<Pod>): PodRef {
-  const namespace = podNamespace(pod);
-  const name = pod.metadata.name ?? '';
-  const uid = pod.metadata.uid;
-  return uid !== undefined && uid !== '' ? { namespace, name, uid } : { namespace, name };
-}
-
-/** Namespace, then name: the order the plan reports pods in (docs/adr/0003-stable-upgrade-order.md). */
-export function compareByName(a: Omit<PodRef, 'uid'>, b: Omit<PodRef, 'uid'>): number {
-  return compareStrings(a.namespace, b.namespace) || compareStrings(a.name, b.name);
-}
-
-export function podKey(ref: PodRef): string {
-  return `${ref.namespace}/${ref.name}`;
-}
+import type { PlanOptions } from './types.js';
 
 /** IsPodInjectedSidecarSet: the pod's kruise.io/sidecarset-injected-list names this SidecarSet. */
 export function isInjectedBy(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
-  const list = pod.metadata.annotations?.[SIDECARSET_INJECTED_LIST] ?? '';
-  return list !== '' && list.split(',').includes(ctx.name);
+  return injectedNames(pod).includes(ctx.name);
 }
 
 /** The pod's containers named, in the pod's order: app containers, then init containers. */

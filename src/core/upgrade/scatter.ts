@@ -7,8 +7,8 @@
  */
 import type { Labels } from '../matching/selector.js';
 import type { UpdateScatterTerm } from '../api/sidecarset-types.js';
-import { compareByName } from './pod-state.js';
-import type { PodRef } from './types.js';
+import { compareByName } from '../api/pod-ref.js';
+import type { PodRef } from '../api/pod-ref.js';
 
 /** A pod as the scatter reads it. */
 interface Labelled {

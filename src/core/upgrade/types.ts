@@ -1,12 +1,7 @@
 /** The planner's result: what the controller patches this round, and why the rest waits. */
+import type { PodRef } from '../api/pod-ref.js';
 import type { ResourceChange } from '../api/pod-resize.js';
 import type { RolloutHealth } from './rollout-health.js';
-
-export interface PodRef {
-  namespace: string;
-  name: string;
-  uid?: string;
-}
 
 export const HOLD_REASONS = [
   /** Kept on the old version by updateStrategy.partition. */

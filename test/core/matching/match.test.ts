@@ -3,11 +3,8 @@ import { describe, it } from 'node:test';
 
 import type { LabelSelector } from '../../../src/core/api/k8s-types.js';
 import type { NamespaceLabels } from '../../../src/core/matching/match.js';
-import {
-  matchSidecarSet,
-  minimalNamespaceLabels,
-  podNamespace,
-} from '../../../src/core/matching/match.js';
+import { matchSidecarSet, minimalNamespaceLabels } from '../../../src/core/matching/match.js';
+import { podNamespace } from '../../../src/core/api/pod-ref.js';
 import { selectorMatches, selectorMatchesAll } from '../../../src/core/matching/selector.js';
 import {
   buildSidecarSetIndex,
