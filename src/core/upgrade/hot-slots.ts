@@ -17,13 +17,10 @@ import { containerStatus, podContainer } from '../api/pod-containers.js';
 import { hotSlots, workingHotContainers } from '../pod-annotations/hot-upgrade-annotation.js';
 import { isStateConsistent } from './pod-state.js';
 import { isRunningAndReady } from '../api/pod-status.js';
-import type { ImageChange } from './types.js';
+import type { ImageChange, PodUpgrade } from './types.js';
 
 /** Image changes on slot containers, and the annotations that go with them. */
-export interface SlotChanges {
-  images: ImageChange[];
-  annotations: Record<string, string>;
-}
+type SlotChanges = Pick<PodUpgrade, 'images' | 'annotations'>;
 
 function imageOf(pod: Readonly<Pod>, name: string): string {
   return podContainer(pod, name)?.image ?? '';

@@ -10,20 +10,9 @@ import type { UpdateScatterTerm } from '../api/sidecarset-types.js';
 import { compareByName } from '../api/pod-ref.js';
 import type { PodRef } from '../api/pod-ref.js';
 
-/** A pod as the scatter reads it. */
-interface Labelled {
-  labels: Labels;
-}
-
-/** A matched pod: its name places the values of a key-only term. */
-export interface NamedLabelled extends Labelled {
-  ref: PodRef;
-}
-
-interface ScatterTerm {
-  key: string;
-  value: string;
-}
+/** A pod as the scatter reads it; a matched pod's name places the values of a key-only term. */
+type Labelled = { labels: Labels };
+type ScatterTerm = Required<UpdateScatterTerm>;
 
 /**
  * scatterSort.Sort: the candidates (in the order so far) scattered term after term.
@@ -32,7 +21,7 @@ interface ScatterTerm {
 export function scatterCandidates<T extends Labelled>(
   strategy: readonly UpdateScatterTerm[],
   candidates: readonly T[],
-  matched: readonly NamedLabelled[],
+  matched: readonly (Labelled & { ref: PodRef })[],
 ): T[] {
   if (candidates.length <= 1) return [...candidates];
   const terms = expandScatterTerms(strategy, matched);
@@ -61,7 +50,7 @@ function pick(labels: Labels, keys: readonly string[]): Labels {
 /** parseUpdateScatterTerms, plus key-only terms; repeated key:value pairs are dropped. */
 export function expandScatterTerms(
   strategy: readonly UpdateScatterTerm[],
-  matched: readonly NamedLabelled[],
+  matched: readonly (Labelled & { ref: PodRef })[],
 ): ScatterTerm[] {
   const terms: ScatterTerm[] = [];
   const add = (key: string, value: string): void => {
@@ -75,7 +64,7 @@ export function expandScatterTerms(
 }
 
 /** The label's values, each placed by the first pod (in namespace/name order) that carries it. */
-function valuesByFirstPod(pods: readonly NamedLabelled[], key: string): string[] {
+function valuesByFirstPod(pods: readonly (Labelled & { ref: PodRef })[], key: string): string[] {
   const first = new Map<string, PodRef>();
   for (const { labels, ref } of pods) {
     const value = labels[key];
