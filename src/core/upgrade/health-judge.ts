@@ -132,7 +132,7 @@ function unhealthy(
     const running =
       status !== undefined &&
       imagesEqual(status.image ?? '', image) &&
-      isStateConsistent(ctx, pod, name);
+      isStateConsistent(ctx, pod, [name]);
     if (!running) {
       return { failure: 'ImageNotRunning', message: `sidecar ${name} does not run ${image}` };
     }

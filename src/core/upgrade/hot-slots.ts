@@ -33,7 +33,7 @@ function change(pod: Readonly<Pod>, slot: string, to: string): ImageChange {
 /** A slot is ready when its status says so and the kubelet runs what its spec says. */
 function slotReady(ctx: SidecarSetContext, pod: Readonly<Pod>, slot: string): boolean {
   const ready = containerStatus(pod, slot)?.ready === true;
-  return ready && isStateConsistent(ctx, pod, slot);
+  return ready && isStateConsistent(ctx, pod, [slot]);
 }
 
 /**

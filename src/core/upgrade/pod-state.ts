@@ -27,9 +27,9 @@ export function isInjectedBy(ctx: SidecarSetContext, pod: Readonly<Pod>): boolea
 }
 
 /** The pod's containers named, in the pod's order: app containers, then init containers. */
-function podContainers(pod: Readonly<Pod>, names: readonly string[] | string): Container[] {
+function podContainers(pod: Readonly<Pod>, names: readonly string[]): Container[] {
   const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
-  return all.filter((c) => isOneOf(names, c.name));
+  return all.filter((c) => names.includes(c.name));
 }
 
 function hasContainer(pod: Readonly<Pod>, name: string): boolean {
@@ -77,7 +77,7 @@ function emptySlotsHoldEmptyImage(ctx: SidecarSetContext, pod: Readonly<Pod>): b
 export function isStateConsistent(
   ctx: SidecarSetContext,
   pod: Readonly<Pod>,
-  names: readonly string[] | string = ctx.containerNames,
+  names: readonly string[] = ctx.containerNames,
 ): boolean {
   const statuses = pod.status?.containerStatuses ?? [];
   if (pod.spec.containers.length !== statuses.length) return false;
@@ -96,10 +96,6 @@ export function isStateConsistent(
     }
   }
   return allDigest || isUpdateCompleted(ctx, pod, containers);
-}
-
-function isOneOf(names: readonly string[] | string, name: string): boolean {
-  return typeof names === 'string' ? name === names : names.includes(name);
 }
 
 /** IsSidecarContainerUpdateCompleted for this SidecarSet's entry of the in-place-update state. */
@@ -162,7 +158,7 @@ export function upgradability(
   if (pendingResize(pod) !== undefined) return { state: 'candidate' };
   for (const name of ctx.containerNames) {
     const ready = containerStatus(pod, name)?.ready === true;
-    if (ready && !isStateConsistent(ctx, pod, name)) return { state: 'inFlight' };
+    if (ready && !isStateConsistent(ctx, pod, [name])) return { state: 'inFlight' };
   }
   return { state: 'candidate' };
 }
