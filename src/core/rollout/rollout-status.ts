@@ -14,7 +14,7 @@ import { planUpgrade } from '../upgrade/plan.js';
 import { selectsForUpgrade } from '../matching/upgrade-selection.js';
 import type { HoldReason, PodRef, UpgradePlan } from '../upgrade/types.js';
 
-export type RolloutPhase =
+type RolloutPhase =
   /** Every matched pod runs the SidecarSet's version and is ready. */
   | 'Complete'
   /** Every pod the partition lets go is updated and ready; the partition keeps the rest. */
@@ -24,7 +24,7 @@ export type RolloutPhase =
   | 'NotUpdate'
   | 'Progressing';
 
-export interface HeldGroup {
+interface HeldGroup {
   reason: HoldReason;
   message: string;
   pods: PodRef[];

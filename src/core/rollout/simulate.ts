@@ -21,7 +21,7 @@ import type {
 } from '../upgrade/types.js';
 import { podContainer } from '../api/pod-containers.js';
 
-export interface Wave {
+interface Wave {
   /** 1-based. */
   index: number;
   pods: PodRef[];
@@ -31,7 +31,7 @@ export interface Wave {
   notReadyTaken: number;
 }
 
-export type SimulationEnd =
+type SimulationEnd =
   | 'Complete'
   | 'Partition'
   | 'NotUpgradable'
