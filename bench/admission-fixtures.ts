@@ -17,7 +17,7 @@ export const REALISTIC_REVIEW = new URL(
 );
 
 /** A SidecarSet for `app-<i>` pods: its own container and volume, so none conflicts. */
-export function otherSidecarSet(i: number): Record<string, unknown> {
+function otherSidecarSet(i: number): Record<string, unknown> {
   const name = `agent-${String(i).padStart(4, '0')}`;
   // Most select one app; every tenth an app and its canary; a few select by a label that exists.
   const selector =

@@ -63,7 +63,7 @@ interface Pending {
 }
 
 /** Long enough to serve a burst of reloads (edits seconds apart) with the same worker. */
-export const IDLE_MS = 2000;
+const IDLE_MS = 2000;
 
 /** A started worker and the loads sent to it. */
 interface Running {

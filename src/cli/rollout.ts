@@ -23,7 +23,7 @@ const RESOURCE = 'sidecarset.apps.kruise.io';
 /** Read-change-replace attempts when another writer changes the SidecarSet in between. */
 const CONFLICT_RETRIES = 5;
 
-export interface RolloutFlags extends ClusterFlags {
+interface RolloutFlags extends ClusterFlags {
   /** Where the controller keeps the ControllerRevisions (its --leader-election-namespace). */
   revisionNamespace?: string;
 }

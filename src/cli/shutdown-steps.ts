@@ -12,7 +12,7 @@ export interface ShutdownStep {
 }
 
 /** How long a step may take before the log says it is still under way. */
-export const SLOW_STEP_MS = 5_000;
+const SLOW_STEP_MS = 5_000;
 
 /**
  * Runs every step, last added first, each after the previous one ended; a step that fails is

@@ -21,7 +21,7 @@ export interface Timers {
   clearTimeout: (handle: unknown) => void;
 }
 
-export const realTimers: Timers = {
+const realTimers: Timers = {
   now: () => performance.now(),
   setTimeout: (callback, ms) => setTimeout(callback, ms),
   clearTimeout: (handle) => {
@@ -35,14 +35,14 @@ export interface QueueBackoff {
 }
 
 /** client-go's default per-item limiter starts at 5ms; we cap at a minute rather than 1000s. */
-export const DEFAULT_QUEUE_BACKOFF: QueueBackoff = { initialMs: 5, maxMs: 60_000 };
+const DEFAULT_QUEUE_BACKOFF: QueueBackoff = { initialMs: 5, maxMs: 60_000 };
 
 /** The subset of a pino logger the queue uses. */
 export interface QueueLogger {
   warn: (obj: Record<string, unknown>, msg: string) => void;
 }
 
-export interface ProcessResult {
+interface ProcessResult {
   /** Process the key again after this long (0 or less: right away); also resets its backoff. */
   requeueAfterMs?: number;
 }

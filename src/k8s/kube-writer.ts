@@ -23,7 +23,7 @@ const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 /** Events about cluster-scoped objects go to `default`, as client-go's recorder does. */
 const CLUSTER_EVENT_NAMESPACE = 'default';
-export const CONTROLLER_COMPONENT = 'sidecarset-controller';
+const CONTROLLER_COMPONENT = 'sidecarset-controller';
 
 interface EventToSend {
   about: ObjectReference;

@@ -75,7 +75,7 @@ export interface LeaderElectionOptions {
   readonly onNewLeader?: (identity: string) => void;
 }
 
-export interface StopOptions {
+interface StopOptions {
   /**
    * Give the lease up if we hold it (holder cleared, duration 1 s, like client-go's
    * ReleaseOnCancel), so that another replica takes over at its next attempt instead of waiting
@@ -93,7 +93,7 @@ export interface LeaderElection {
   leader(): string | undefined;
 }
 
-export const LEADER_ELECTION_DEFAULTS = {
+const LEADER_ELECTION_DEFAULTS = {
   leaseDurationMs: 15_000,
   renewDeadlineMs: 10_000,
   retryPeriodMs: 2_000,

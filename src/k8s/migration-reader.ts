@@ -12,7 +12,7 @@ import { clusterError } from './cli-client.js';
 import { NotFoundError } from './cluster-error.js';
 
 /** Where OpenKruise's chart installs its manager. */
-export const KRUISE = {
+const KRUISE = {
   namespace: 'kruise-system',
   manager: 'kruise-controller-manager',
   configuration: 'kruise-configuration',

@@ -42,10 +42,10 @@ export interface Backoff {
   maxMs: number;
 }
 
-export const DEFAULT_BACKOFF: Backoff = { initialMs: 500, maxMs: 30_000 };
+const DEFAULT_BACKOFF: Backoff = { initialMs: 500, maxMs: 30_000 };
 
 /** How often /readyz is probed during a backoff (ReflectorOptions.probeIntervalMs). */
-export const DEFAULT_PROBE_INTERVAL_MS = 1000;
+const DEFAULT_PROBE_INTERVAL_MS = 1000;
 
 /** Resolves true when the API server answers that it is ready; false otherwise, never rejects. */
 export type ReadinessProbe = (signal: AbortSignal) => Promise<boolean>;
@@ -210,7 +210,7 @@ export function probeReadyz(kubeConfig: KubeConfig, timeoutMs = 5000): Readiness
   };
 }
 
-export function describeError(err: unknown): string {
+function describeError(err: unknown): string {
   if (err instanceof Error) {
     const code = statusCodeOf(err);
     return code === undefined ? err.message : `${err.message} (HTTP ${code})`;

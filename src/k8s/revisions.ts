@@ -23,7 +23,7 @@ export const DEFAULT_REVISION_NAMESPACE = INSTALLATION.namespace;
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-export function controllerRevisionsPath(namespace: string): string {
+function controllerRevisionsPath(namespace: string): string {
   return `/apis/apps/v1/namespaces/${namespace}/controllerrevisions`;
 }
 

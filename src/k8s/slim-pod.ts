@@ -60,7 +60,7 @@ import type {
   PodStatus,
 } from '../core/api/k8s-types.js';
 
-export const BOOKKEEPING_ANNOTATIONS: readonly string[] = [
+const BOOKKEEPING_ANNOTATIONS: readonly string[] = [
   SIDECARSET_HASH,
   SIDECARSET_HASH_WITHOUT_IMAGE,
   SIDECARSET_INJECTED_LIST,
@@ -79,7 +79,7 @@ export const BOOKKEEPING_ANNOTATIONS: readonly string[] = [
  * SidecarSetUpgradable is kept whole: the controller rewrites it from the cached pod, merging its
  * own entry into the message the other SidecarSets wrote.
  */
-export const KEPT_CONDITIONS: readonly string[] = [
+const KEPT_CONDITIONS: readonly string[] = [
   'Ready',
   'ContainersReady',
   'InPlaceUpdateReady',

@@ -336,7 +336,7 @@ function limitedFastify(
  * that restarts or refuses us leaves it answering from an old state. Only readiness says so;
  * liveness stays ok, since a restart would not bring the API server back.
  */
-export function webhookHealth(
+function webhookHealth(
   deps: Pick<AppDeps, 'source' | 'metrics' | 'maxCacheStalenessSeconds'> &
     Partial<Pick<AppDeps, 'now'>>,
 ): HealthDeps {

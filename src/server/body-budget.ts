@@ -9,7 +9,7 @@ import { Transform } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 
 /** Answered 503 with Retry-After by the app's error handler. */
-export class BusyError extends Error {
+class BusyError extends Error {
   override name = 'BusyError';
   readonly statusCode = 503;
 }

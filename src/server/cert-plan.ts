@@ -23,7 +23,7 @@ export interface CertificateBundle {
 }
 
 /** Where each PEM lives in the Secret's data: the kubernetes.io/tls names plus the CA's. */
-export const SECRET_KEYS: Readonly<Record<keyof CertificateBundle, string>> = {
+const SECRET_KEYS: Readonly<Record<keyof CertificateBundle, string>> = {
   caCert: 'ca.crt',
   caKey: 'ca.key',
   cert: 'tls.crt',

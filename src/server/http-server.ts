@@ -40,7 +40,7 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
  * Go's TLS client (the API server's) never offers: TLS 1.2 with ECDHE and AEAD ciphers only, no
  * CBC, no SHA-1; TLS 1.3 with its three suites.
  */
-export const TLS_POLICY = {
+const TLS_POLICY = {
   minVersion: 'TLSv1.2',
   ciphers: [
     'TLS_AES_128_GCM_SHA256',

@@ -20,7 +20,7 @@ import { allow, deny, encodePatch } from './review.js';
 import { checkPodShape } from './pod-shape.js';
 import { isUnreadableHashError, withoutUnreadableHashes } from './unreadable-hashes.js';
 
-export type PodOutcome = 'injected' | 'unchanged' | 'skipped' | 'rejected' | 'error';
+type PodOutcome = 'injected' | 'unchanged' | 'skipped' | 'rejected' | 'error';
 
 export interface PodDecision {
   response: AdmissionResponse;

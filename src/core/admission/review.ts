@@ -4,16 +4,16 @@
  */
 import { isPlainObject } from '../encoding/json.js';
 
-export const ADMISSION_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'] as const;
+const ADMISSION_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'] as const;
 export type AdmissionApiVersion = (typeof ADMISSION_VERSIONS)[number];
 
-export interface GroupVersionKind {
+interface GroupVersionKind {
   group: string;
   version: string;
   kind: string;
 }
 
-export interface GroupVersionResource {
+interface GroupVersionResource {
   group: string;
   version: string;
   resource: string;
@@ -32,7 +32,7 @@ export interface AdmissionRequest {
   dryRun?: boolean;
 }
 
-export interface AdmissionStatus {
+interface AdmissionStatus {
   code: number;
   message: string;
   reason?: string;

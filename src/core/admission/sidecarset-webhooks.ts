@@ -16,7 +16,7 @@ import { validateSidecarSet, validateSidecarSetSchema } from '../validation/side
 import type { AdmissionRequest, AdmissionResponse } from './review.js';
 import { allow, deny, encodePatch } from './review.js';
 
-export type SidecarSetOutcome = 'mutated' | 'unchanged' | 'allowed' | 'skipped' | 'rejected';
+type SidecarSetOutcome = 'mutated' | 'unchanged' | 'allowed' | 'skipped' | 'rejected';
 
 export interface SidecarSetDecision {
   response: AdmissionResponse;

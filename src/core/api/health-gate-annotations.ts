@@ -8,14 +8,14 @@
  */
 import type { SidecarSet } from './sidecarset-types.js';
 
-export const HEALTH_GATE = 'sidecarset.dev/health-gate';
-export const PROGRESS_DEADLINE_SECONDS = 'sidecarset.dev/progress-deadline-seconds';
-export const MAX_SIDECAR_RESTARTS = 'sidecarset.dev/max-sidecar-restarts';
-export const UNHEALTHY_PODS_TO_PAUSE = 'sidecarset.dev/unhealthy-pods-to-pause';
+const HEALTH_GATE = 'sidecarset.dev/health-gate';
+const PROGRESS_DEADLINE_SECONDS = 'sidecarset.dev/progress-deadline-seconds';
+const MAX_SIDECAR_RESTARTS = 'sidecarset.dev/max-sidecar-restarts';
+const UNHEALTHY_PODS_TO_PAUSE = 'sidecarset.dev/unhealthy-pods-to-pause';
 /** Set by `sidecarset rollout resume` (RFC 3339): failures of pods upgraded before it no longer count. */
 export const RESUMED_AT = 'sidecarset.dev/resumed-at';
 
-export const HEALTH_DEFAULTS = {
+const HEALTH_DEFAULTS = {
   progressDeadlineSeconds: 600,
   maxSidecarRestarts: 3,
   unhealthyPodsToPause: '1',
@@ -25,7 +25,7 @@ export const HEALTH_DEFAULTS = {
  * A week: a longer deadline would also overflow the controller's timer for the recheck
  * (setTimeout takes at most 2^31-1 ms, about 24.8 days, and fires at once beyond).
  */
-export const MAX_PROGRESS_DEADLINE_SECONDS = 7 * 24 * 60 * 60;
+const MAX_PROGRESS_DEADLINE_SECONDS = 7 * 24 * 60 * 60;
 /** restartCount and replica counts are int32 in the Kubernetes API. */
 const INT32_MAX = 2_147_483_647;
 
@@ -48,26 +48,26 @@ function integer(raw: string, min: number, max: number): number | undefined {
 
 const GATE_VALUES = ['on', 'off'] as const;
 
-export const HEALTH_GATE_ANNOTATION: TuningAnnotation<boolean> = {
+const HEALTH_GATE_ANNOTATION: TuningAnnotation<boolean> = {
   key: HEALTH_GATE,
   accepts: '"on" or "off"',
   values: GATE_VALUES,
   parse: (raw) => (raw === 'on' ? true : raw === 'off' ? false : undefined),
 };
 
-export const PROGRESS_DEADLINE_ANNOTATION: TuningAnnotation<number> = {
+const PROGRESS_DEADLINE_ANNOTATION: TuningAnnotation<number> = {
   key: PROGRESS_DEADLINE_SECONDS,
   accepts: `an integer number of seconds from 1 to ${MAX_PROGRESS_DEADLINE_SECONDS} (7 days)`,
   parse: (raw) => integer(raw, 1, MAX_PROGRESS_DEADLINE_SECONDS),
 };
 
-export const MAX_SIDECAR_RESTARTS_ANNOTATION: TuningAnnotation<number> = {
+const MAX_SIDECAR_RESTARTS_ANNOTATION: TuningAnnotation<number> = {
   key: MAX_SIDECAR_RESTARTS,
   accepts: `an integer from 0 to ${INT32_MAX}`,
   parse: (raw) => integer(raw, 0, INT32_MAX),
 };
 
-export const UNHEALTHY_PODS_TO_PAUSE_ANNOTATION: TuningAnnotation<string> = {
+const UNHEALTHY_PODS_TO_PAUSE_ANNOTATION: TuningAnnotation<string> = {
   key: UNHEALTHY_PODS_TO_PAUSE,
   accepts: `a number of pods from 1 to ${INT32_MAX}, or a percentage of matched pods from 1% to 100%`,
   parse: (raw) => {
@@ -80,7 +80,7 @@ export const UNHEALTHY_PODS_TO_PAUSE_ANNOTATION: TuningAnnotation<string> = {
 /** RFC 3339 with seconds and an offset, as metav1.Time and `sidecarset rollout resume` write it. */
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
 
-export const RESUMED_AT_ANNOTATION: TuningAnnotation<Date> = {
+const RESUMED_AT_ANNOTATION: TuningAnnotation<Date> = {
   key: RESUMED_AT,
   accepts: 'an RFC 3339 time such as "2026-07-02T10:05:00Z"',
   parse: (raw) => {

@@ -31,7 +31,7 @@ const DIGEST_ENCODED: Readonly<Record<string, RegExp>> = {
   sha512: /^[a-f0-9]{128}$/,
 };
 
-export interface ImageReference {
+interface ImageReference {
   tag: string;
   digest: string;
 }
@@ -66,7 +66,7 @@ export function validDigest(digest: string): boolean {
 }
 
 /** ParseNormalizedNamed's tag and digest, or undefined where it returns an error. */
-export function parseImageReference(image: string): ImageReference | undefined {
+function parseImageReference(image: string): ImageReference | undefined {
   if (IDENTIFIER.test(image)) return undefined;
   const [domain, remainder] = splitDomain(image);
   const colon = remainder.indexOf(':');

@@ -21,7 +21,7 @@ export interface ObjectMeta {
   [key: string]: unknown;
 }
 
-export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
 
 export interface LabelSelectorRequirement {
   key: string;

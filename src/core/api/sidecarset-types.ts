@@ -28,22 +28,19 @@ export function isSidecarSetApiVersion(value: unknown): value is SidecarSetApiVe
 }
 
 export const POD_INJECT_POLICIES = ['BeforeAppContainer', 'AfterAppContainer'] as const;
-export type PodInjectPolicy = (typeof POD_INJECT_POLICIES)[number];
+type PodInjectPolicy = (typeof POD_INJECT_POLICIES)[number];
 
 export const SHARE_VOLUME_POLICIES = ['enabled', 'disabled'] as const;
-export type ShareVolumePolicyType = (typeof SHARE_VOLUME_POLICIES)[number];
+type ShareVolumePolicyType = (typeof SHARE_VOLUME_POLICIES)[number];
 
-export const UPGRADE_TYPES = ['ColdUpgrade', 'HotUpgrade'] as const;
-export type SidecarContainerUpgradeType = (typeof UPGRADE_TYPES)[number];
+type SidecarContainerUpgradeType = 'ColdUpgrade' | 'HotUpgrade';
 
-export const UPDATE_STRATEGY_TYPES = ['RollingUpdate', 'NotUpdate'] as const;
-export type SidecarSetUpdateStrategyType = (typeof UPDATE_STRATEGY_TYPES)[number];
+type SidecarSetUpdateStrategyType = 'RollingUpdate' | 'NotUpdate';
 
 export const PATCH_POLICIES = ['Retain', 'Overwrite', 'MergePatchJson'] as const;
-export type SidecarSetPatchPolicyType = (typeof PATCH_POLICIES)[number];
+type SidecarSetPatchPolicyType = (typeof PATCH_POLICIES)[number];
 
-export const REVISION_POLICIES = ['Always', 'Partial'] as const;
-export type SidecarSetInjectRevisionPolicy = (typeof REVISION_POLICIES)[number];
+type SidecarSetInjectRevisionPolicy = 'Always' | 'Partial';
 
 export interface TransferEnvVar {
   sourceContainerName?: string;
@@ -52,16 +49,16 @@ export interface TransferEnvVar {
   envNames?: string[];
 }
 
-export interface SidecarContainerUpgradeStrategy {
+interface SidecarContainerUpgradeStrategy {
   upgradeType?: SidecarContainerUpgradeType | (string & {});
   hotUpgradeEmptyImage?: string;
 }
 
-export interface ShareVolumePolicy {
+interface ShareVolumePolicy {
   type?: ShareVolumePolicyType | (string & {});
 }
 
-export interface ResourceExpr {
+interface ResourceExpr {
   cpu?: string;
   memory?: string;
 }
@@ -82,11 +79,11 @@ export interface SidecarContainer extends Container {
   resourcesPolicy?: ResourcesPolicy;
 }
 
-export interface UpdatePriorityOrderTerm {
+interface UpdatePriorityOrderTerm {
   orderedKey: string;
 }
 
-export interface UpdatePriorityWeightTerm {
+interface UpdatePriorityWeightTerm {
   weight: number;
   matchSelector: LabelSelector;
 }
@@ -115,13 +112,13 @@ export interface SidecarSetUpdateStrategy {
   scatterStrategy?: UpdateScatterTerm[];
 }
 
-export interface SidecarSetInjectRevision {
+interface SidecarSetInjectRevision {
   customVersion?: string;
   revisionName?: string;
   policy?: SidecarSetInjectRevisionPolicy | (string & {});
 }
 
-export interface SidecarSetInjectionStrategy {
+interface SidecarSetInjectionStrategy {
   paused?: boolean;
   revision?: SidecarSetInjectRevision;
 }

@@ -8,14 +8,14 @@
 import { isPlainObject } from '../encoding/json.js';
 import { ConversionError, convertSidecarSet } from './sidecarset-conversion.js';
 
-export const CONVERSION_REVIEW_VERSION = 'apiextensions.k8s.io/v1' as const;
+const CONVERSION_REVIEW_VERSION = 'apiextensions.k8s.io/v1' as const;
 
-export interface ConversionResult {
+interface ConversionResult {
   status: 'Success' | 'Failure';
   message?: string;
 }
 
-export interface ConversionReviewResponse {
+interface ConversionReviewResponse {
   apiVersion: typeof CONVERSION_REVIEW_VERSION;
   kind: 'ConversionReview';
   response: {

@@ -108,7 +108,7 @@ function tidy(obj: Json): void {
 }
 
 /** What a v1alpha1 spec.namespace means as a v1beta1 namespaceSelector. */
-export function namespaceSelectorFor(namespace: string): Json {
+function namespaceSelectorFor(namespace: string): Json {
   return { matchLabels: { [NAMESPACE_NAME_LABEL]: namespace } };
 }
 

@@ -33,26 +33,24 @@ import { withHashes } from '../api/hash.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
 import { conflictsWithOverlapping } from '../validation/sidecarset-conflicts.js';
 
-export const CHECKS = [
-  'namespace',
-  'selector',
-  'injectionStrategy',
-  'canary',
-  'conflicts',
-  'creation',
-  'upgrade',
-  'webhook',
-] as const;
-export type CheckName = (typeof CHECKS)[number];
+type CheckName =
+  | 'namespace'
+  | 'selector'
+  | 'injectionStrategy'
+  | 'canary'
+  | 'conflicts'
+  | 'creation'
+  | 'upgrade'
+  | 'webhook';
 
-export interface Check {
+interface Check {
   name: CheckName;
   /** False when this check is why the SidecarSet does not (or should not) inject the pod. */
   ok: boolean;
   message: string;
 }
 
-export type InjectionState =
+type InjectionState =
   /** The pod carries the SidecarSet's sidecars. */
   | 'Injected'
   /** The SidecarSet injects pods like this one; the pod has no creation time to compare. */
@@ -77,7 +75,7 @@ export interface InjectionVerdict {
 }
 
 /** Whether the API server sends the pod's creation to the webhook at all (issue 11: a scoped webhook). */
-export interface WebhookScopeCheck {
+interface WebhookScopeCheck {
   inScope: boolean;
   /** The scope's level as the leader writes it for these SidecarSets (docs/adr/0012-scoped-pod-webhook.md). */
   precision: ScopePrecision;

@@ -14,7 +14,7 @@ import { ROLLOUT_PAUSED } from '../api/sidecarset-types.js';
 import { INSTALLATION } from '../api/installation-names.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
 
-export type CheckState = 'ok' | 'warning' | 'failed';
+type CheckState = 'ok' | 'warning' | 'failed';
 
 export interface InstallationCheck {
   name: string;
@@ -43,7 +43,7 @@ interface ClientConfig {
   url?: string;
 }
 
-export interface Webhook {
+interface Webhook {
   name: string;
   clientConfig?: ClientConfig;
   failurePolicy?: string;
@@ -100,8 +100,7 @@ export interface UrlServer {
   caBundle?: string;
 }
 
-export type WebhookConfigurationKind =
-  'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration';
+type WebhookConfigurationKind = 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration';
 
 export interface InstallationState {
   crd: Read<Crd>;
@@ -120,7 +119,7 @@ export interface InstallationState {
 }
 
 /** A caBundle closer than this to its expiry is a warning. */
-export const CA_EXPIRY_WARNING_MS = 7 * 24 * 60 * 60 * 1000;
+const CA_EXPIRY_WARNING_MS = 7 * 24 * 60 * 60 * 1000;
 
 const TROUBLESHOOTING = 'docs/troubleshooting.md';
 const FIX = {

@@ -27,7 +27,7 @@ export const LOCAL_OBJECT_REFERENCE = goStruct('LocalObjectReference', [
   ['name,omitempty', goString],
 ]);
 
-export const CONTAINER_PORT = goStruct('ContainerPort', [
+const CONTAINER_PORT = goStruct('ContainerPort', [
   ['name,omitempty', goString],
   ['hostPort,omitempty', goInt32],
   ['containerPort', goInt32],
@@ -45,13 +45,13 @@ const SECRET_ENV_SOURCE = goStruct('SecretEnvSource', [
   ['optional,omitempty', optBool],
 ]);
 
-export const ENV_FROM_SOURCE = goStruct('EnvFromSource', [
+const ENV_FROM_SOURCE = goStruct('EnvFromSource', [
   ['prefix,omitempty', goString],
   ['configMapRef,omitempty', goPtr(CONFIG_MAP_ENV_SOURCE)],
   ['secretRef,omitempty', goPtr(SECRET_ENV_SOURCE)],
 ]);
 
-export const OBJECT_FIELD_SELECTOR = goStruct('ObjectFieldSelector', [
+const OBJECT_FIELD_SELECTOR = goStruct('ObjectFieldSelector', [
   ['apiVersion,omitempty', goString],
   ['fieldPath', goString],
 ]);
@@ -82,7 +82,7 @@ const ENV_VAR_SOURCE = goStruct('EnvVarSource', [
   ['secretKeyRef,omitempty', goPtr(SECRET_KEY_SELECTOR)],
 ]);
 
-export const ENV_VAR = goStruct('EnvVar', [
+const ENV_VAR = goStruct('EnvVar', [
   ['name', goString],
   ['value,omitempty', goString],
   ['valueFrom,omitempty', goPtr(ENV_VAR_SOURCE)],
@@ -93,7 +93,7 @@ const RESOURCE_CLAIM = goStruct('ResourceClaim', [
   ['request,omitempty', goString],
 ]);
 
-export const RESOURCE_REQUIREMENTS = goStruct('ResourceRequirements', [
+const RESOURCE_REQUIREMENTS = goStruct('ResourceRequirements', [
   ['limits,omitempty', goMap(goQuantity)],
   ['requests,omitempty', goMap(goQuantity)],
   ['claims,omitempty', goSlice(RESOURCE_CLAIM)],
@@ -104,7 +104,7 @@ const CONTAINER_RESIZE_POLICY = goStruct('ContainerResizePolicy', [
   ['restartPolicy', goString],
 ]);
 
-export const VOLUME_MOUNT = goStruct('VolumeMount', [
+const VOLUME_MOUNT = goStruct('VolumeMount', [
   ['name', goString],
   ['readOnly,omitempty', goBool],
   ['recursiveReadOnly,omitempty', optString],
@@ -126,7 +126,7 @@ const HTTP_HEADER = goStruct('HTTPHeader', [
   ['value', goString],
 ]);
 
-export const HTTP_GET_ACTION = goStruct('HTTPGetAction', [
+const HTTP_GET_ACTION = goStruct('HTTPGetAction', [
   ['path,omitempty', goString],
   ['port', goIntOrString],
   ['host,omitempty', goString],
@@ -152,7 +152,7 @@ const PROBE_HANDLER = goStruct('ProbeHandler', [
   ['grpc,omitempty', goPtr(GRPC_ACTION)],
 ]);
 
-export const PROBE = goStruct('Probe', [
+const PROBE = goStruct('Probe', [
   [',inline', PROBE_HANDLER],
   ['initialDelaySeconds,omitempty', goInt32],
   ['timeoutSeconds,omitempty', goInt32],

@@ -9,7 +9,7 @@ import { SidecarSetError } from '../errors.js';
 import { goJsonString, isPlainObject } from './json.js';
 import { canonicalQuantity } from './quantity.js';
 
-export type GoScalarKind = 'string' | 'bool' | 'int32' | 'int64' | 'quantity' | 'intOrString';
+type GoScalarKind = 'string' | 'bool' | 'int32' | 'int64' | 'quantity' | 'intOrString';
 
 export type GoType =
   | { readonly kind: GoScalarKind }
@@ -22,7 +22,7 @@ export interface GoStruct {
   readonly fields: readonly GoField[];
 }
 
-export interface GoField {
+interface GoField {
   /** The json tag's name; empty for an embedded (inline) struct, whose fields are promoted. */
   readonly json: string;
   readonly omitempty: boolean;

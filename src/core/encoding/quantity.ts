@@ -6,7 +6,7 @@
  */
 import { SidecarSetError } from '../errors.js';
 
-export type QuantityFormat = 'DecimalExponent' | 'BinarySI' | 'DecimalSI';
+type QuantityFormat = 'DecimalExponent' | 'BinarySI' | 'DecimalSI';
 
 /** value = mantissa × 10^scale. */
 export interface Quantity {

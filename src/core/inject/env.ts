@@ -4,13 +4,13 @@ import { cloneJson, compareStrings } from '../encoding/json.js';
 import type { Container, EnvVar, Pod } from '../api/k8s-types.js';
 import type { TransferEnvVar } from '../api/sidecarset-types.js';
 
-export const IS_INJECTED_VAR: EnvVar = { name: IS_INJECTED_ENV, value: 'true' };
+const IS_INJECTED_VAR: EnvVar = { name: IS_INJECTED_ENV, value: 'true' };
 
 /**
  * True for containers a SidecarSet injected earlier; they are never a source of shared mounts. As
  * OpenKruise's IsInjectedSidecarContainerInPod reads it: the first IS_INJECTED entry says "true".
  */
-export function isInjectedContainer(container: Container): boolean {
+function isInjectedContainer(container: Container): boolean {
   return (container.env ?? []).find((e) => e.name === IS_INJECTED_ENV)?.value === 'true';
 }
 

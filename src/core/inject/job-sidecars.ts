@@ -12,7 +12,7 @@ export type JobSidecarMode = 'native' | 'container';
 
 export const JOB_SIDECAR_MODES: readonly JobSidecarMode[] = ['native', 'container'];
 
-export const TERMINATE_WITH_JOB_ENV = 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT';
+const TERMINATE_WITH_JOB_ENV = 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT';
 
 /** What decides whether one sidecar is converted. */
 export interface JobSidecarContext {
@@ -33,7 +33,7 @@ function runsToCompletion(pod: Readonly<Pod>): boolean {
  * As OpenKruise's isNormalSidecar (pkg/controller/sidecarterminator/utils.go): any env entry of
  * that name whose literal value is `true` in any case; valueFrom is never read.
  */
-export function terminatesWithJob(container: Readonly<Container>): boolean {
+function terminatesWithJob(container: Readonly<Container>): boolean {
   return (container.env ?? []).some(
     (e) => e.name === TERMINATE_WITH_JOB_ENV && e.value?.toLowerCase() === 'true',
   );

@@ -22,10 +22,10 @@ import type { ResourcesPolicy, SidecarSet } from '../api/sidecarset-types.js';
 import type { ExprAlgebra } from './resource-expression.js';
 import { evaluateExpression, ResourceExpressionError } from './resource-expression.js';
 
-export type PolicyResource = 'cpu' | 'memory';
+type PolicyResource = 'cpu' | 'memory';
 const RESOURCES: readonly PolicyResource[] = ['cpu', 'memory'];
 
-export type ResourceQuantities = Partial<Record<PolicyResource, Quantity>>;
+type ResourceQuantities = Partial<Record<PolicyResource, Quantity>>;
 
 /** The aggregate of the target containers; a limit that is absent is unlimited. */
 export interface AggregatedResources {
@@ -73,7 +73,7 @@ export function applyResourcesPolicy(
 }
 
 /** The sidecar's computed `resources` (see applyResourcesPolicy). */
-export function computePolicyResources(
+function computePolicyResources(
   policy: ResourcesPolicy,
   containerName: string,
   ctx: PolicyContext,

@@ -16,7 +16,7 @@ const TEMPLATE_PATHS: Readonly<Record<string, readonly string[]>> = {
   CronJob: ['spec', 'jobTemplate', 'spec', 'template'],
 };
 
-export const INJECTABLE_KINDS = ['Pod', ...Object.keys(TEMPLATE_PATHS)] as const;
+const INJECTABLE_KINDS = ['Pod', ...Object.keys(TEMPLATE_PATHS)] as const;
 
 export interface PodView {
   /** The pod as injection sees it (a template gets the object's namespace). */

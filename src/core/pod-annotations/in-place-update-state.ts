@@ -6,7 +6,7 @@
  */
 import { compareStrings, goJsonString, isPlainObject, sortedJson } from '../encoding/json.js';
 
-export interface InPlaceUpdateEntry {
+interface InPlaceUpdateEntry {
   revision: string;
   updateTimestamp: string | null;
   /** Container name → the status imageID recorded just before its image was written. */

@@ -57,7 +57,7 @@ function podSidecarSetHashesOf(parsed: unknown, annotationKey: string): PodSidec
   return out;
 }
 
-export type HashForm = 'object' | 'legacy' | 'invalid' | 'absent';
+type HashForm = 'object' | 'legacy' | 'invalid' | 'absent';
 
 export interface ReadHashes {
   form: HashForm;

@@ -15,7 +15,7 @@ import { selectsForUpgrade } from '../matching/upgrade-selection.js';
 import type { HoldReason, UpgradePlan } from '../upgrade/types.js';
 import type { PodRef } from '../api/pod-ref.js';
 
-export type RolloutPhase =
+type RolloutPhase =
   /** Every matched pod runs the SidecarSet's version and is ready. */
   | 'Complete'
   /** Every pod the partition lets go is updated and ready; the partition keeps the rest. */
@@ -25,7 +25,7 @@ export type RolloutPhase =
   | 'NotUpdate'
   | 'Progressing';
 
-export interface HeldGroup {
+interface HeldGroup {
   reason: HoldReason;
   message: string;
   pods: PodRef[];

@@ -16,7 +16,7 @@ import type { HoldReason, PodUpgrade, UpgradePlan, UpgradeStatus } from '../upgr
 import type { PodRef } from '../api/pod-ref.js';
 import { podContainer } from '../api/pod-containers.js';
 
-export interface Wave {
+interface Wave {
   /** 1-based. */
   index: number;
   pods: PodRef[];
@@ -26,7 +26,7 @@ export interface Wave {
   notReadyTaken: number;
 }
 
-export type SimulationEnd =
+type SimulationEnd =
   | 'Complete'
   | 'Partition'
   | 'NotUpgradable'

@@ -17,7 +17,7 @@ import type { ScopeRequirement, WebhookScope } from './webhook-scope.js';
 export const SCOPE_ANNOTATION = 'sidecarset.kruise.io/webhook-scope';
 
 /** The webhook path whose entries get the scope. */
-export const POD_WEBHOOK_PATH = '/mutate-pods';
+const POD_WEBHOOK_PATH = '/mutate-pods';
 
 export interface ScopedWebhook {
   name: string;

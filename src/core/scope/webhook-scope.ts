@@ -103,7 +103,7 @@ export function clauseAdmits(clause: ScopeClause, podLabels: Labels, namespace: 
   return selectorMatchesAll(asSelector(clause.labels), podLabels);
 }
 
-export function asSelector(requirements: readonly ScopeRequirement[]): LabelSelector {
+function asSelector(requirements: readonly ScopeRequirement[]): LabelSelector {
   return { matchExpressions: requirements.map((r) => ({ ...r })) };
 }
 
@@ -150,7 +150,7 @@ function normalizeRequirement(req: LabelSelectorRequirement): ScopeRequirement {
   return { key: req.key, operator, values: sortedUnique(req.values ?? []) };
 }
 
-export function requirementKey(req: ScopeRequirement): string {
+function requirementKey(req: ScopeRequirement): string {
   return JSON.stringify([req.key, req.operator, req.values ?? []]);
 }
 

@@ -16,10 +16,10 @@ import type { BudgetSummary, HoldReason, StopReason, UpgradeStatus } from '../up
 export const READY = 'Ready';
 export const RECONCILING = 'Reconciling';
 export const STALLED = 'Stalled';
-export const KSTATUS_CONDITIONS = [READY, RECONCILING, STALLED] as const;
+const KSTATUS_CONDITIONS = [READY, RECONCILING, STALLED] as const;
 
 /** The reason all three conditions carry: where the rollout stands. */
-export const ROLLOUT_STATE_REASONS = {
+const ROLLOUT_STATE_REASONS = {
   /** Ready: every matched pod runs the current version and is ready. */
   complete: 'RolloutComplete',
   /** Ready: done up to updateStrategy.partition or updateStrategy.selector, which keep the rest. */
@@ -38,7 +38,7 @@ export const ROLLOUT_STATE_REASONS = {
   patchPodMetadata: 'PatchPodMetadataError',
 } as const;
 
-export type RolloutStateReason = (typeof ROLLOUT_STATE_REASONS)[keyof typeof ROLLOUT_STATE_REASONS];
+type RolloutStateReason = (typeof ROLLOUT_STATE_REASONS)[keyof typeof ROLLOUT_STATE_REASONS];
 
 /** What the conditions are computed from: the planner's result (an UpgradePlan is one). */
 export interface RolloutSummary {

@@ -27,7 +27,7 @@ import { hasReadyCondition } from '../api/pod-status.js';
 import type { ImageChange, PodUpgrade } from './types.js';
 
 /** The cold sidecars whose image differs from the SidecarSet's. */
-export function imageChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): ImageChange[] {
+function imageChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): ImageChange[] {
   const changes: ImageChange[] = [];
   for (const [name, image] of ctx.images) {
     const current = podContainer(pod, name);

@@ -19,16 +19,14 @@ import type { HealthSettings } from '../api/health-gate-annotations.js';
 import type { UpgradeBaseline } from '../pod-annotations/upgrade-baseline.js';
 import { UPGRADE_BASELINE, readUpgradeBaselines } from '../pod-annotations/upgrade-baseline.js';
 
-export const FAILURES = [
-  'CrashLoop',
-  'ResizeRefused',
-  'ResizeInfeasible',
-  'ResizeNotApplied',
-  'ImageNotRunning',
-  'SidecarNotReady',
-  'PodNotReady',
-] as const;
-export type Failure = (typeof FAILURES)[number];
+export type Failure =
+  | 'CrashLoop'
+  | 'ResizeRefused'
+  | 'ResizeInfeasible'
+  | 'ResizeNotApplied'
+  | 'ImageNotRunning'
+  | 'SidecarNotReady'
+  | 'PodNotReady';
 
 export type PodHealth =
   | { state: 'Healthy' | 'Progressing'; upgradedAt: Date }

@@ -17,7 +17,7 @@ import { healthSettings } from '../api/health-gate-annotations.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
 import { ROLLOUT_PAUSED, ROLLOUT_PAUSED_REASONS } from '../api/sidecarset-types.js';
 
-export interface FailedPod {
+interface FailedPod {
   namespace: string;
   name: string;
   failure: Failure;

@@ -4,16 +4,8 @@
  */
 import { goJsonString, isPlainObject } from '../encoding/json.js';
 
-export const FIELD_ERROR_TYPES = [
-  'Required',
-  'Invalid',
-  'Duplicate',
-  'NotSupported',
-  'Forbidden',
-  'TooLong',
-  'NotFound',
-] as const;
-export type FieldErrorType = (typeof FIELD_ERROR_TYPES)[number];
+type FieldErrorType =
+  'Required' | 'Invalid' | 'Duplicate' | 'NotSupported' | 'Forbidden' | 'TooLong' | 'NotFound';
 
 export interface FieldError {
   type: FieldErrorType;

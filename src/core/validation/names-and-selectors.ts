@@ -23,9 +23,9 @@ const DNS1123_SUBDOMAIN_MSG =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 const DNS1123_SUBDOMAIN_RE = new RegExp(`^${DNS1123_SUBDOMAIN_FMT}$`);
 
-export const LABEL_VALUE_MAX_LENGTH = 63;
-export const DNS1123_LABEL_MAX_LENGTH = 63;
-export const DNS1123_SUBDOMAIN_MAX_LENGTH = 253;
+const LABEL_VALUE_MAX_LENGTH = 63;
+const DNS1123_LABEL_MAX_LENGTH = 63;
+const DNS1123_SUBDOMAIN_MAX_LENGTH = 253;
 
 /** validation.RegexError */
 export function regexError(msg: string, fmt: string, ...examples: string[]): string {
@@ -124,7 +124,7 @@ export function validateLabels(
   return errs;
 }
 
-export function validateLabelSelectorRequirement(
+function validateLabelSelectorRequirement(
   req: Readonly<LabelSelectorRequirement>,
   path: string,
 ): FieldError[] {

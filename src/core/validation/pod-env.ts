@@ -22,7 +22,7 @@ const ENV_FIELD_PATHS = [
 ];
 
 /** validation.IsEnvVarName (without the relaxed-names feature, as OpenKruise validates). */
-export function isEnvVarName(value: string): string[] {
+function isEnvVarName(value: string): string[] {
   const errs: string[] = [];
   if (!/^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test(value)) {
     errs.push(

@@ -4,7 +4,7 @@ import type { FieldError } from './field-error.js';
 import { childPath, duplicate, indexPath, invalid, required } from './field-error.js';
 import { maxLenError } from './names-and-selectors.js';
 
-export const PORT_RANGE_ERROR = 'must be between 1 and 65535, inclusive';
+const PORT_RANGE_ERROR = 'must be between 1 and 65535, inclusive';
 
 export function isValidPortName(name: string): string[] {
   const errs: string[] = [];

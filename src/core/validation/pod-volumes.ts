@@ -5,7 +5,7 @@ import { childPath, duplicate, forbidden, indexPath, invalid, required } from '.
 import { isPlainObject } from '../encoding/json.js';
 import { isDNS1123Label } from './names-and-selectors.js';
 
-export const FILE_MODE_ERROR = 'must be a number between 0 and 0777 (octal), both inclusive';
+const FILE_MODE_ERROR = 'must be a number between 0 and 0777 (octal), both inclusive';
 
 export interface VolumesResult {
   errors: FieldError[];

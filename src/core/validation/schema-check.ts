@@ -77,7 +77,7 @@ function join(path: string, child: string): string {
 }
 
 /** One field error per failing location; int-or-string's anyOf noise collapses to one. */
-export function mapAjvErrors(errors: readonly ErrorObject[], doc: unknown): FieldError[] {
+function mapAjvErrors(errors: readonly ErrorObject[], doc: unknown): FieldError[] {
   const out: FieldError[] = [];
   const typeSeen = new Set<string>();
   for (const e of errors) {

@@ -36,7 +36,7 @@ export function validateContainerUpdate(
 }
 
 /** The namespace scope as a selector; `spec.namespace` is the v1beta1 conversion's selector. */
-export function effectiveNamespaceSelector(ss: Readonly<SidecarSet>): LabelSelector | undefined {
+function effectiveNamespaceSelector(ss: Readonly<SidecarSet>): LabelSelector | undefined {
   const ns = ss.spec.namespace ?? '';
   return ns !== '' ? { matchLabels: { [NAMESPACE_NAME_LABEL]: ns } } : ss.spec.namespaceSelector;
 }

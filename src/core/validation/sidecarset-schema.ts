@@ -581,7 +581,7 @@ const V1BETA1_SPEC_FIELDS = Object.fromEntries(
  * (a namespaceSelector on kubernetes.io/metadata.name says it), and the custom version in
  * spec.customVersion instead of a label.
  */
-export const SIDECARSET_SCHEMA_V1BETA1: SchemaNode = {
+const SIDECARSET_SCHEMA_V1BETA1: SchemaNode = {
   ...SIDECARSET_SCHEMA,
   properties: {
     ...SIDECARSET_SCHEMA.properties,

@@ -139,7 +139,7 @@ function validateVersionFields(ss: Readonly<SidecarSet>): FieldError[] {
 }
 
 /** apimachinery ValidateAnnotations: keys are qualified names (case-insensitive), 256 KiB total. */
-export function validateAnnotations(
+function validateAnnotations(
   annotations: Readonly<Record<string, string>> | undefined,
   path: string,
 ): FieldError[] {

@@ -14,7 +14,7 @@ export interface SourcedObject {
   object: Readonly<Record<string, unknown>>;
 }
 
-export interface SidecarSetProblem {
+interface SidecarSetProblem {
   source: string;
   name: string;
   errors: FieldError[];
