@@ -1,6 +1,11 @@
+/** The planner: which pods upgrade, wait or stay, and its status (src/core/upgrade/plan.ts). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
+import {
+  SIDECARSET_HASH as HASH,
+  SIDECARSET_HASH_WITHOUT_IMAGE as WITHOUT_IMAGE,
+} from '../../../src/core/api/annotations.js';
 import type { IntOrString, Pod } from '../../../src/core/api/k8s-types.js';
 import type { SidecarSetUpdateStrategy } from '../../../src/core/api/sidecarset-types.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
@@ -517,4 +522,41 @@ describe('planUpgrade: determinism', () => {
       assert.equal(plan({ maxUnavailable: value }, podFleet(15)).upgrade.length, expected);
     });
   }
+});
+
+describe('planUpgrade: pods judged by their hash annotations', () => {
+  it('pods sharing one annotation value are still judged on their own other fields', () => {
+    const annotation = (pod: Pod, key: string): string => pod.metadata.annotations?.[key] ?? '';
+    const ready = upgradePod(0);
+    const notReady = upgradePod(1, { ready: false });
+    const changed = upgradePod(2, { withoutImage: 'without-old' });
+    const upgraded = upgradePod(3, { upgraded: true });
+    const done = upgradePod(4, { done: true });
+    // The very same strings on every pod: only the memo's key is shared.
+    for (const pod of [notReady, changed]) {
+      const annotations = pod.metadata.annotations ?? {};
+      annotations[HASH] = annotation(ready, HASH);
+      if (pod !== changed) annotations[WITHOUT_IMAGE] = annotation(ready, WITHOUT_IMAGE);
+    }
+    assert.equal(annotation(notReady, HASH), annotation(ready, HASH));
+    assert.notEqual(annotation(changed, WITHOUT_IMAGE), annotation(ready, WITHOUT_IMAGE));
+    assert.equal(annotation(done, HASH), annotation(upgraded, HASH));
+    const plan = planUpgrade(
+      upgradeSidecarSet({ maxUnavailable: 1 }),
+      [ready, notReady, changed, upgraded, done],
+      { now },
+    );
+    // The not-ready pod needs no budget and goes first; the ready one takes the one slot.
+    assert.deepEqual(names(plan.upgrade), ['pod-1']);
+    assert.deepEqual(
+      plan.held.map((h) => [h.pod.name, h.reason]),
+      [['pod-0', 'MaxUnavailable']],
+    );
+    assert.deepEqual(
+      plan.notUpgradable.map((p) => p.pod.name),
+      ['pod-2'],
+    );
+    assert.equal(plan.status.updatedPods, 2);
+    assert.equal(plan.status.updatedReadyPods, 1);
+  });
 });

@@ -1,7 +1,8 @@
 /**
- * Hot upgrade (OpenKruise pkg/controller/sidecarset/sidecarset_hotupgrade.go): its
- * TestUpdateHotUpgradeSidecar step by step, the slot choice of findContainerToHotUpgrade, the
- * flip's annotations, and a simulated rollout.
+ * Hot upgrade (src/core/upgrade/hot-slots.ts; OpenKruise's
+ * pkg/controller/sidecarset/sidecarset_hotupgrade.go): its TestUpdateHotUpgradeSidecar step by
+ * step, the slot choice of findContainerToHotUpgrade, the flip's annotations, and a simulated
+ * rollout.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

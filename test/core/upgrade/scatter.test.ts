@@ -1,24 +1,30 @@
-/**
- * The vectors of OpenKruise's pkg/util/updatesort tests (scatter_sort_test.go,
- * priority_sort_test.go), which the SidecarSet strategy sorts with, run through our scatter and
- * order. Ties the priority leaves open are broken by name here (docs/adr/0003-stable-upgrade-order.md);
- * the pods are named so that name order is OpenKruise's original order.
- */
+/** scatterStrategy, alone and through the planner (src/core/upgrade/scatter.ts). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
+import type { UpdateScatterTerm } from '../../../src/core/api/sidecarset-types.js';
 import type { Labels } from '../../../src/core/matching/selector.js';
-import type {
-  UpdatePriorityStrategy,
-  UpdateScatterTerm,
-} from '../../../src/core/api/sidecarset-types.js';
-import type { Pod } from '../../../src/core/api/k8s-types.js';
-import { sortCandidates } from '../../../src/core/upgrade/order.js';
-import { scatterCandidates } from '../../../src/core/upgrade/scatter.js';
-import { upgradePod } from '../../support/upgrade-pods.js';
+import { planUpgrade } from '../../../src/core/upgrade/plan.js';
+import {
+  expandScatterTerms,
+  groupByDensity,
+  scatterCandidates,
+} from '../../../src/core/upgrade/scatter.js';
+import { names, shuffled, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
 
-function candidates(pods: readonly Pod[]): { pod: Pod }[] {
-  return pods.map((pod) => ({ pod }));
+const now = new Date('2026-07-02T10:00:00Z');
+
+/** scatterCandidates over `candidates`, all of `all` (in namespace/name order), as indexes. */
+function scatterOrder(
+  candidates: readonly { labels: Labels }[],
+  all: readonly { labels: Labels }[],
+  terms: readonly UpdateScatterTerm[],
+): number[] {
+  const named = all.map(({ labels }, i) => ({
+    labels,
+    ref: { namespace: 'default', name: `pod-${String(i).padStart(6, '0')}` },
+  }));
+  return scatterCandidates(terms, candidates, named).map((c) => candidates.indexOf(c));
 }
 
 interface Item {
@@ -49,6 +55,119 @@ function parseLabels(text: string): Labels {
   }
   return labels;
 }
+
+describe('scatterStrategy', () => {
+  // The scatter worked example of SortUpdateIndexes (sidecarset_strategy.go): 00–05 nginx (oldest), 06–09 web-server, 10–11 api-gateway.
+  const app = (i: number) => (i <= 5 ? 'nginx' : i <= 9 ? 'web-server' : 'api-gateway');
+  const pods = Array.from({ length: 12 }, (_, i) =>
+    upgradePod(i, { labels: { app: 'web', app_name: app(i) } }),
+  );
+  const terms = ['nginx', 'web-server', 'api-gateway'].map((value) => ({ key: 'app_name', value }));
+
+  it('the article example: full order, and the first 4 with maxUnavailable 4', () => {
+    const p = planUpgrade(
+      upgradeSidecarSet({ scatterStrategy: terms, maxUnavailable: 12 }),
+      shuffled(pods),
+      { now },
+    );
+    assert.deepEqual(
+      names(p.upgrade).map((n) => Number(n.slice(4))),
+      [11, 9, 5, 4, 8, 3, 2, 7, 1, 0, 6, 10],
+    );
+    const four = planUpgrade(
+      upgradeSidecarSet({ scatterStrategy: terms, maxUnavailable: 4 }),
+      pods,
+      { now },
+    );
+    assert.deepEqual(names(four.upgrade), ['pod-11', 'pod-9', 'pod-5', 'pod-4']);
+  });
+
+  it('key-only scatter ("*" or no value) expands to every value, in name order of first appearance', () => {
+    for (const term of [{ key: 'app_name', value: '*' }, { key: 'app_name' }]) {
+      const p = planUpgrade(
+        upgradeSidecarSet({ scatterStrategy: [term], maxUnavailable: 12 }),
+        shuffled(pods, 3),
+        { now },
+      );
+      assert.deepEqual(
+        names(p.upgrade).map((n) => Number(n.slice(4))),
+        [11, 9, 5, 4, 8, 3, 2, 7, 1, 0, 6, 10],
+      );
+    }
+  });
+
+  it('expandScatterTerms (TestParseUpdateScatterTerms)', () => {
+    const explicit = [1, 2, 3].map((i) => ({ key: `key-${i}`, value: `value-${i}` }));
+    const labelled = ['value-4-0', 'value-4-1', 'value-4-2', 'value-4', 'value-4', 'value-4'].map(
+      (v, i) => ({ labels: { 'key-4': v }, ref: { namespace: 'default', name: `pod-${i + 1}` } }),
+    );
+    assert.deepEqual(expandScatterTerms(explicit, labelled), explicit);
+    assert.deepEqual(
+      expandScatterTerms(
+        [...explicit, { key: 'key-1', value: 'value-1' }, { key: 'key-4', value: '*' }],
+        [{ labels: {}, ref: { namespace: 'default', name: 'pod-0' } }, ...labelled],
+      ),
+      [
+        ...explicit,
+        ...['value-4-0', 'value-4-1', 'value-4-2', 'value-4'].map((value) => ({
+          key: 'key-4',
+          value,
+        })),
+      ],
+    );
+  });
+
+  it('groupByDensity', () => {
+    assert.deepEqual(groupByDensity(5, 6, 5, 6), {
+      groups: 5,
+      matchedSize: 1,
+      unmatchedSize: 1,
+      remainder: 0,
+    });
+    // The candidates hold fewer matching pods than the fleet: use the fleet's group sizes.
+    assert.deepEqual(groupByDensity(10, 2, 2, 4), {
+      groups: 0,
+      matchedSize: 5,
+      unmatchedSize: 1,
+      remainder: 4,
+    });
+    assert.deepEqual(groupByDensity(9, 3, 4, 6), {
+      groups: 1,
+      matchedSize: 3,
+      unmatchedSize: 1,
+      remainder: 5,
+    });
+  });
+
+  it('a term matching at most one candidate, or leaving at most one, changes nothing', () => {
+    const items = ['a', 'b', 'b', 'c'].map((v) => ({ labels: { k: v } }));
+    assert.deepEqual(scatterOrder(items, items, [{ key: 'k', value: 'a' }]), [0, 1, 2, 3]);
+    assert.deepEqual(scatterOrder(items, items, []), [0, 1, 2, 3]);
+    assert.deepEqual(scatterOrder(items.slice(0, 1), items, [{ key: 'k', value: 'a' }]), [0]);
+  });
+
+  it('a missing label counts as "" for a term with an empty value', () => {
+    const items = [{}, {}, { k: 'x' }, { k: 'x' }, { k: '' }].map((labels) => ({ labels }));
+    // M = 0, 1, 4 (4 set aside), U = 2, 3; totals 3 and 2: even groups of one.
+    assert.deepEqual(scatterOrder(items, items, [{ key: 'k', value: '' }]), [0, 2, 1, 3, 4]);
+    assert.deepEqual(scatterOrder(items, items, [{ key: 'none', value: '' }]), [0, 1, 2, 3, 4]);
+  });
+
+  it('several terms: those no candidate carries are dropped, the rest go by count', () => {
+    const items = ['a', 'a', 'b', 'b', 'b', 'c', 'c'].map((v) => ({ labels: { k: v } }));
+    assert.deepEqual(
+      scatterOrder(
+        items,
+        items,
+        ['a', 'z', 'b'].map((value) => ({ key: 'k', value })),
+      ),
+      [0, 2, 3, 5, 6, 4, 1],
+    );
+  });
+});
+
+// The vectors of OpenKruise's pkg/util/updatesort scatter_sort_test.go, which the SidecarSet
+// strategy sorts with; the pods are named so that name order is OpenKruise's original order.
 
 describe('updatesort: TestScatterPodsByRule (one term labelA=AAA)', () => {
   const A = 'labelA=AAA';
@@ -198,92 +317,6 @@ describe('updatesort: TestSort (scatterSort.Sort)', () => {
   for (const [name, pods, terms, expected] of cases) {
     it(name, () => {
       assert.deepEqual(scatter(pods, terms, expected.length), expected);
-    });
-  }
-});
-
-describe('updatesort: TestCompare (priority first, ties by the default order and name)', () => {
-  const weights: UpdatePriorityStrategy = {
-    weightPriority: [
-      { weight: 20, matchSelector: { matchLabels: { key: 'foo' } } },
-      { weight: 10, matchSelector: { matchLabels: { key: 'bar' } } },
-    ],
-  };
-  const three = (w3: number): UpdatePriorityStrategy => ({
-    weightPriority: [
-      { weight: 20, matchSelector: { matchLabels: { key1: 'foo' } } },
-      { weight: 10, matchSelector: { matchLabels: { key2: 'bar' } } },
-      { weight: w3, matchSelector: { matchLabels: { key3: 'baz' } } },
-    ],
-  });
-  const orders: UpdatePriorityStrategy = {
-    orderPriority: [{ orderedKey: 'key1' }, { orderedKey: 'key2' }],
-  };
-  // [strategy, labels of pod I, labels of pod J, whether I may stay before J]
-  const cases: [UpdatePriorityStrategy, Labels, Labels, boolean][] = [
-    [weights, {}, {}, true],
-    [weights, { key: 'foo' }, { key: 'foo' }, true],
-    [weights, { key: 'bar' }, { key: 'foo' }, false],
-    [weights, {}, { key: 'bar' }, false],
-    [weights, {}, { key: 'foo' }, false],
-    [three(15), { key1: 'foo' }, { key2: 'bar', key3: 'baz' }, false],
-    [three(5), { key2: 'bar', key3: 'baz' }, { key1: 'foo' }, false],
-    [orders, {}, {}, true],
-    [orders, { key1: 'o-10' }, { key1: 'o-5' }, true],
-    [orders, { key1: 'o-10' }, { key1: 'o-10' }, true],
-    [orders, { key1: 'o-10' }, { key1: 'o-20' }, false],
-    [orders, { key2: 'o-20' }, { key1: 'o-10' }, false],
-    [orders, { key2: 'o-20' }, { key2: 'o-10' }, true],
-  ];
-  cases.forEach(([strategy, i, j, iFirst], n) => {
-    it(`case #${n}: ${JSON.stringify(i)} vs ${JSON.stringify(j)} → ${iFirst ? 'I, J' : 'J, I'}`, () => {
-      // Same age and readiness: only the priority, then the name (I is pod-0), can order them.
-      const podI = upgradePod(0, { labels: i, createdAt: 0 });
-      const podJ = upgradePod(1, { labels: j, createdAt: 0 });
-      for (const input of [
-        [podI, podJ],
-        [podJ, podI],
-      ]) {
-        const sorted = sortCandidates(candidates(input), strategy).map((c) => c.pod.metadata.name);
-        assert.deepEqual(sorted, iFirst ? ['pod-0', 'pod-1'] : ['pod-1', 'pod-0']);
-      }
-    });
-  });
-});
-
-describe('updatesort: Test_prioritySort_Sort', () => {
-  const labels: Labels[] = [{ hello: 'world' }, {}, { foo: 'bar' }, {}];
-  const cases: [string, UpdatePriorityStrategy, number[]][] = [
-    ['empty priority strategy', {}, [0, 1, 2, 3]],
-    [
-      'keep the original order of pods no rule matches',
-      {
-        weightPriority: [
-          { weight: 100, matchSelector: { matchLabels: { foo: 'bar' } } },
-          { weight: 90, matchSelector: { matchLabels: { hello: 'world' } } },
-        ],
-      },
-      [2, 0, 1, 3],
-    ],
-    [
-      'no pod matches any rule: the original order',
-      {
-        weightPriority: [
-          { weight: 100, matchSelector: { matchLabels: { not: 'match' } } },
-          { weight: 90, matchSelector: { matchLabels: { not1: 'match1' } } },
-        ],
-      },
-      [0, 1, 2, 3],
-    ],
-  ];
-  for (const [name, strategy, expected] of cases) {
-    it(name, () => {
-      const pods = labels.map((l, i) => upgradePod(i, { labels: l, createdAt: 0 }));
-      const sorted = sortCandidates(candidates([...pods].reverse()), strategy);
-      assert.deepEqual(
-        sorted.map((c) => Number(c.pod.metadata.name?.slice(4))),
-        expected,
-      );
     });
   }
 });
