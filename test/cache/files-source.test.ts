@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -106,7 +106,10 @@ describe('files source', () => {
     const file = await fileWith('burst', sidecarSetsYaml(1000, 'agent:0'));
     const { source, reloads, images } = await started(file, 0);
     for (let i = 1; i <= 20; i++) {
-      await writeFile(file, sidecarSetsYaml(1000, `agent:${i}`));
+      // Each edit replaces the file whole, as editors save it: a reload that reads a file still
+      // being written fails (and keeps the last good SidecarSets), which is not what this tests.
+      await writeFile(`${file}.tmp`, sidecarSetsYaml(1000, `agent:${i}`));
+      await rename(`${file}.tmp`, file);
       await sleep(20);
     }
     await eventually(() => images()[0] === 'agent:20', 'the last edit', 30_000, 10);
