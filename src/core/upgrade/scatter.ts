@@ -10,8 +10,10 @@ import type { UpdateScatterTerm } from '../api/sidecarset-types.js';
 import { compareByName } from '../api/pod-ref.js';
 import type { PodRef } from '../api/pod-ref.js';
 
-/** A pod as the scatter reads it; a matched pod's name places the values of a key-only term. */
+/** A pod as the scatter reads it. */
 type Labelled = { labels: Labels };
+/** A matched pod: its name places the values of a key-only term. */
+type NamedLabelled = Labelled & { ref: PodRef };
 type ScatterTerm = Required<UpdateScatterTerm>;
 
 /**
@@ -21,7 +23,7 @@ type ScatterTerm = Required<UpdateScatterTerm>;
 export function scatterCandidates<T extends Labelled>(
   strategy: readonly UpdateScatterTerm[],
   candidates: readonly T[],
-  matched: readonly (Labelled & { ref: PodRef })[],
+  matched: readonly NamedLabelled[],
 ): T[] {
   if (candidates.length <= 1) return [...candidates];
   const terms = expandScatterTerms(strategy, matched);
@@ -50,7 +52,7 @@ function pick(labels: Labels, keys: readonly string[]): Labels {
 /** parseUpdateScatterTerms, plus key-only terms; repeated key:value pairs are dropped. */
 export function expandScatterTerms(
   strategy: readonly UpdateScatterTerm[],
-  matched: readonly (Labelled & { ref: PodRef })[],
+  matched: readonly NamedLabelled[],
 ): ScatterTerm[] {
   const terms: ScatterTerm[] = [];
   const add = (key: string, value: string): void => {
@@ -64,7 +66,7 @@ export function expandScatterTerms(
 }
 
 /** The label's values, each placed by the first pod (in namespace/name order) that carries it. */
-function valuesByFirstPod(pods: readonly (Labelled & { ref: PodRef })[], key: string): string[] {
+function valuesByFirstPod(pods: readonly NamedLabelled[], key: string): string[] {
   const first = new Map<string, PodRef>();
   for (const { labels, ref } of pods) {
     const value = labels[key];
