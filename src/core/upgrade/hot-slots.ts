@@ -10,11 +10,14 @@ import {
   versionAltAnnotation,
   versionAnnotation,
 } from '../api/annotations.js';
-import { formatWorkingSlots } from '../pod-annotations/hot-upgrade-annotation.js';
+import {
+  formatWorkingSlots,
+  hotSlots,
+  workingHotContainers,
+} from '../pod-annotations/hot-upgrade-annotation.js';
 import type { Pod } from '../api/k8s-types.js';
 import type { HotSlot, SidecarSetContext } from './context.js';
 import { containerStatus, podContainer } from '../api/pod-containers.js';
-import { hotSlots, workingHotContainers } from '../pod-annotations/hot-upgrade-annotation.js';
 import { isStateConsistent } from './pod-state.js';
 import { isRunningAndReady } from '../api/pod-status.js';
 import type { ImageChange, PodUpgrade } from './types.js';

@@ -7,11 +7,10 @@
  * order never depends on the input order (docs/adr/0003-stable-upgrade-order.md).
  */
 import type { Pod } from '../api/k8s-types.js';
-import { podNamespace } from '../api/pod-ref.js';
+import { compareByName, podNamespace } from '../api/pod-ref.js';
 import type { Labels } from '../matching/selector.js';
 import { validSelectorMatches } from '../matching/selector.js';
 import type { UpdatePriorityStrategy } from '../api/sidecarset-types.js';
-import { compareByName } from '../api/pod-ref.js';
 import { readyCondition } from '../api/pod-status.js';
 
 /** What the comparison reads of a candidate, read once before sorting. */

@@ -7,11 +7,10 @@
  * answer in any process, so a new leader keeps the pause the old one found.
  */
 import type { Pod } from '../api/k8s-types.js';
-import { podNamespace } from '../api/pod-ref.js';
+import { compareByName, podNamespace } from '../api/pod-ref.js';
 import type { SidecarSetContext } from './context.js';
 import type { Failure } from './health-judge.js';
 import { judgePod } from './health-judge.js';
-import { compareByName } from '../api/pod-ref.js';
 import type { HealthSettings } from '../api/health-gate-annotations.js';
 import { healthSettings } from '../api/health-gate-annotations.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';

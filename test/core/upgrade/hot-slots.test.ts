@@ -8,11 +8,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { Pod } from '../../../src/core/api/k8s-types.js';
-import { applyPodUpgrade } from '../../../src/core/rollout/simulate.js';
+import { applyPodUpgrade, simulateRollout } from '../../../src/core/rollout/simulate.js';
 import { sidecarSetContext } from '../../../src/core/upgrade/context.js';
 import { slotToUpgrade } from '../../../src/core/upgrade/hot-slots.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
-import { simulateRollout } from '../../../src/core/rollout/simulate.js';
 import type { PodUpgrade, UpgradePlan } from '../../../src/core/upgrade/types.js';
 import { applied, hotPod, hotSidecarSet } from '../../support/upgrade-pods.js';
 
