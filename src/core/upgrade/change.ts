@@ -59,7 +59,7 @@ export function buildPodUpgrade(
   };
   if (ctx.latestRevision !== '') hashEntry.controllerRevision = ctx.latestRevision;
   const before = pod.metadata.annotations ?? {};
-  // More than images changed: resources, resized in place (upgradability vouched for the rest).
+  // More than images changed: resources, resized in place (whyNotUpgradable vouched for the rest).
   const resized =
     recordedHash(before[SIDECARSET_HASH_WITHOUT_IMAGE], ctx.name) !== ctx.hashWithoutImage;
   const resources = resized ? resourceChanges(ctx, pod) : [];

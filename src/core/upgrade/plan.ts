@@ -22,7 +22,8 @@ import {
   isStateConsistent,
   isUpdated,
   isUpgradedInPlace,
-  upgradability,
+  isUpgradeInFlight,
+  whyNotUpgradable,
 } from './pod-state.js';
 import { compareByName, podRef } from '../api/pod-ref.js';
 import { isActivePod, isTerminating } from '../api/pod-status.js';
@@ -147,19 +148,20 @@ export function planUpgrade(
       waiting.push(hold(m, 'NotSelected'));
       continue;
     }
-    const upgradable = upgradability(ctx, m.pod, options);
-    if (upgradable.state === 'inFlight') waiting.push(hold(m, 'UpgradeInFlight'));
-    else if (upgradable.state === 'notUpgradable') {
-      const { message } = upgradable;
-      // undefined: recreated; '' (recreation off): no more to say.
-      const notRecreated = ctx.recreatePods ? whyNotRecreated(m.pod) : '';
-      if (notRecreated === undefined) {
-        candidates.push({ ...m, recreate: message });
-        continue;
-      }
-      const why = notRecreated === '' ? message : `${message}; ${notRecreated}`;
-      plan.notUpgradable.push({ pod: m.ref, reason: 'UpdateImmutableField', message: why });
-    } else candidates.push(m);
+    const notInPlace = whyNotUpgradable(ctx, m.pod, options);
+    if (notInPlace === undefined) {
+      if (isUpgradeInFlight(ctx, m.pod)) waiting.push(hold(m, 'UpgradeInFlight'));
+      else candidates.push(m);
+      continue;
+    }
+    // undefined: recreated; '' (recreation off): no more to say.
+    const notRecreated = ctx.recreatePods ? whyNotRecreated(m.pod) : '';
+    if (notRecreated === undefined) {
+      candidates.push({ ...m, recreate: notInPlace });
+      continue;
+    }
+    const why = notRecreated === '' ? notInPlace : `${notInPlace}; ${notRecreated}`;
+    plan.notUpgradable.push({ pod: m.ref, reason: 'UpdateImmutableField', message: why });
   }
   // 8. Ordered: priorityStrategy, then the default order, ties by namespace/name.
   let ordered = sortCandidates(candidates, strategy.priorityStrategy);

@@ -132,57 +132,23 @@ export function isUpgradedInPlace(ctx: SidecarSetContext, pod: Readonly<Pod>): b
   return recorded !== undefined && Object.keys(recorded).length > 0;
 }
 
-export type Upgradability =
-  { state: 'candidate' | 'inFlight' } | { state: 'notUpgradable'; message: string };
-
 /**
- * IsSidecarSetUpgradable: a different without-image hash means a change beyond images, which is
- * not upgradable unless only resources changed too and the pods can be resized (ours); a ready
- * sidecar whose last in-place update is not applied yet means wait (in flight), unless the
- * kubelet reports its resize pending (a new version replaces a resize it defers or refuses).
+ * IsSidecarSetUpgradable, first half: a different without-image hash means a change beyond
+ * images, which is not upgradable unless only resources changed too and the pods can be resized
+ * (ours). Why the pod's sidecars cannot change in place; undefined when they can.
  * `options`: whether the API server resizes pods, and the versions the SidecarSet's history knows.
  */
-export function upgradability(
+export function whyNotUpgradable(
   ctx: SidecarSetContext,
   pod: Readonly<Pod>,
   { podResize = true, versions }: Pick<PlanOptions, 'podResize' | 'versions'>,
-): Upgradability {
+): string | undefined {
   const recorded = recordedHash(
     pod.metadata.annotations?.[SIDECARSET_HASH_WITHOUT_IMAGE],
     ctx.name,
   );
-  if (recorded !== ctx.hashWithoutImage) {
-    const message = whyNotInPlace(ctx, pod, versions?.get(recorded), podResize);
-    if (message !== undefined) return { state: 'notUpgradable', message };
-  }
-  if (pendingResize(pod) !== undefined) return { state: 'candidate' };
-  for (const name of ctx.containerNames) {
-    const ready = containerStatus(pod, name)?.ready === true;
-    if (ready && !isStateConsistent(ctx, pod, [name])) return { state: 'inFlight' };
-  }
-  return { state: 'candidate' };
-}
-
-/** The cold sidecars whose resources differ from the SidecarSet's. */
-export function resourceChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): ResourceChange[] {
-  const changes: ResourceChange[] = [];
-  for (const [name, target] of ctx.resources) {
-    const container = podContainer(pod, name);
-    if (container === undefined) continue;
-    const from = container.resources ?? {};
-    const to = defaulted(target);
-    if (!sameResources(defaulted(from), to)) changes.push({ container: name, from, to });
-  }
-  return changes;
-}
-
-/** Why the pod's sidecars cannot change in place, when more than images changed. */
-function whyNotInPlace(
-  ctx: SidecarSetContext,
-  pod: Readonly<Pod>,
-  recordedVersion: string | undefined,
-  podResize: boolean,
-): string | undefined {
+  if (recorded === ctx.hashWithoutImage) return undefined;
+  const recordedVersion = versions?.get(recorded);
   if (recordedVersion === undefined) {
     return (
       'a sidecar field other than image changed, and no ControllerRevision records the ' +
@@ -196,4 +162,29 @@ function whyNotInPlace(
     return 'sidecar resources changed, and the API server cannot resize pods in place (no pods/resize)';
   }
   return resizeRefusal(pod, resourceChanges(ctx, pod));
+}
+
+/**
+ * IsSidecarSetUpgradable, second half: a ready sidecar whose last in-place update the kubelet
+ * has not applied yet means wait; unless the kubelet reports its resize pending (a new version
+ * replaces a resize it defers or refuses).
+ */
+export function isUpgradeInFlight(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
+  if (pendingResize(pod) !== undefined) return false;
+  return ctx.containerNames.some(
+    (name) => containerStatus(pod, name)?.ready === true && !isStateConsistent(ctx, pod, [name]),
+  );
+}
+
+/** The cold sidecars whose resources differ from the SidecarSet's. */
+export function resourceChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): ResourceChange[] {
+  const changes: ResourceChange[] = [];
+  for (const [name, target] of ctx.resources) {
+    const container = podContainer(pod, name);
+    if (container === undefined) continue;
+    const from = container.resources ?? {};
+    const to = defaulted(target);
+    if (!sameResources(defaulted(from), to)) changes.push({ container: name, from, to });
+  }
+  return changes;
 }

@@ -8,7 +8,8 @@ import {
   hasEverySidecar,
   isReady,
   isStateConsistent,
-  upgradability,
+  isUpgradeInFlight,
+  whyNotUpgradable,
 } from '../../../src/core/upgrade/pod-state.js';
 import { inPlaceUpdateState, upgradePod, upgradeSidecarSet } from '../../support/upgrade-pods.js';
 
@@ -93,10 +94,11 @@ describe('pod predicates', () => {
 
   it('upgradability (IsSidecarSetUpgradable)', () => {
     const resize = { podResize: true, versions: new Map<string, string>() };
-    assert.equal(upgradability(ctx, upgradePod(0), resize).state, 'candidate');
-    assert.equal(
-      upgradability(ctx, upgradePod(0, { withoutImage: 'x' }), resize).state,
-      'notUpgradable',
+    assert.equal(whyNotUpgradable(ctx, upgradePod(0), resize), undefined);
+    assert.ok(!isUpgradeInFlight(ctx, upgradePod(0)));
+    assert.match(
+      whyNotUpgradable(ctx, upgradePod(0, { withoutImage: 'x' }), resize) ?? '',
+      /a sidecar field other than image changed/,
     );
     // Not ready while inconsistent: the pod is a candidate, not in flight.
     const pending = upgradePod(0, { ready: false });
@@ -107,7 +109,14 @@ describe('pod predicates', () => {
       'kruise.io/sidecarset-inplace-update-state':
         '{"test-sidecarset":{"revision":"aaa","updateTimestamp":null,"lastContainerStatuses":{"test-sidecar":{"imageID":"docker-pullable://test-sidecar@sha256:1111"}}}}',
     };
-    assert.equal(upgradability(ctx, pending, resize).state, 'candidate');
+    assert.equal(whyNotUpgradable(ctx, pending, resize), undefined);
+    assert.ok(!isUpgradeInFlight(ctx, pending));
+    // The same, ready: the kubelet has not restarted the sidecar yet; wait.
+    const applying = structuredClone(pending);
+    const condition = applying.status?.conditions?.find((k) => k.type === 'Ready');
+    const status = applying.status?.containerStatuses?.[0];
+    if (condition && status) [condition.status, status.ready] = ['True', true];
+    assert.ok(isUpgradeInFlight(ctx, applying));
   });
 });
 
