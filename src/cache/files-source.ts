@@ -5,7 +5,9 @@
  * one, and coalesced: events during a reload cause one more reload after it, not one each. A
  * reload that fails (unreadable file, invalid YAML, invalid SidecarSet) is reported and the last
  * good snapshot stays in place; so does one that would drop every SidecarSet unless the files
- * say so with an empty List (docs/adr/0009-files-mode-empty-reload.md).
+ * say so with an empty List (docs/adr/0009-files-mode-empty-reload.md). A failure is not reported
+ * when the files changed again while they were read (a writer still at work): the next reload,
+ * which follows at once, decides.
  */
 import type { Logger } from 'pino';
 
@@ -42,17 +44,26 @@ export function createFilesSource(options: FilesSourceOptions): SnapshotSource {
   const flags = { stopped: false, again: false };
   const wantedAgain = (): boolean => flags.again && !flags.stopped;
 
+  /** A reload that keeps the last good SidecarSets: reported, unless another one follows. */
+  function keepLastGood(fields: Record<string, unknown>, message: string): void {
+    if (wantedAgain()) {
+      log.debug(fields, `${message}; the files changed since, reading them again`);
+      return;
+    }
+    log.error(fields, message);
+    options.onReload?.(false);
+  }
+
   async function reloadOnce(): Promise<void> {
     try {
       const files = await loader.load();
       if (flags.stopped) return;
       const before = current?.sidecarSets.all.length ?? 0;
       if (files.sidecarSets.length === 0 && before > 0 && !files.declaredEmpty) {
-        log.error(
+        keepLastGood(
           { path: options.sidecarSets, kept: before },
           'the files hold no SidecarSet; keeping the last good ones (to remove them all, write an empty List)',
         );
-        options.onReload?.(false);
         return;
       }
       current = snapshotOf(files);
@@ -61,8 +72,7 @@ export function createFilesSource(options: FilesSourceOptions): SnapshotSource {
     } catch (err) {
       if (flags.stopped) return; // the worker was stopped under it
       const message = err instanceof Error ? err.message : String(err);
-      log.error({ err: message }, 'reload failed; keeping the last good SidecarSets');
-      options.onReload?.(false);
+      keepLastGood({ err: message }, 'reload failed; keeping the last good SidecarSets');
     }
   }
 

@@ -119,6 +119,24 @@ describe('files source', () => {
     assert.ok(reloads.every(Boolean));
   });
 
+  it('reports no failure for a reload whose files changed again while they were read', async () => {
+    const file = await fileWith('superseded', sidecarSetsYaml(3000, 'agent:1'));
+    const { source, reloads, logs, images } = await started(file, 0);
+    // A writer at work: what the reload reads does not parse, and the files change again.
+    await writeFile(`${file}.tmp`, `${sidecarSetsYaml(3000, 'agent:2')}---\nkind: [unclosed\n`);
+    await rename(`${file}.tmp`, file);
+    await sleep(100); // the change is seen; reading 3,000 SidecarSets takes the worker far longer
+    await writeFile(`${file}.tmp`, sidecarSetsYaml(3000, 'agent:3'));
+    await rename(`${file}.tmp`, file);
+    await eventually(() => images()[0] === 'agent:3', 'the last edit', 30_000, 10);
+    await source.stop();
+    assert.ok(reloads.length > 0 && reloads.every(Boolean), `reloads: ${reloads.join(', ')}`);
+    assert.deepEqual(
+      logs.filter((l) => l.level >= 50),
+      [],
+    );
+  });
+
   it('stops during a reload without waiting for it or logging it as failed', async () => {
     const file = await fileWith('stop', sidecarSetsYaml(3000, 'agent:1'));
     const { source, reloads, logs, images } = await started(file, 0);
