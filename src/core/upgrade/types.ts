@@ -3,25 +3,23 @@ import type { PodRef } from '../api/pod-ref.js';
 import type { ResourceChange } from '../api/pod-resize.js';
 import type { RolloutHealth } from './rollout-health.js';
 
-export const HOLD_REASONS = [
+export type HoldReason =
   /** Kept on the old version by updateStrategy.partition. */
-  'Partition',
+  | 'Partition'
   /** Eligible, but the maxUnavailable budget is spent this round. */
-  'MaxUnavailable',
+  | 'MaxUnavailable'
   /** updateStrategy.selector (canary) does not select the pod. */
-  'NotSelected',
-  'Paused',
+  | 'NotSelected'
+  | 'Paused'
   /** Failed upgraded pods reached the threshold (src/core/upgrade/rollout-health.ts). */
-  'UnhealthyPods',
-  'NotUpdate',
+  | 'UnhealthyPods'
+  | 'NotUpdate'
   /** A sidecar's earlier in-place update is not applied by the kubelet yet. */
-  'UpgradeInFlight',
+  | 'UpgradeInFlight'
   /** This round puts finished hot upgrades' old slots back on the empty image first. */
-  'HotUpgradeFlip',
+  | 'HotUpgradeFlip'
   /** spec.patchPodMetadata cannot be applied to the pod (MergePatchJson on a non-JSON value). */
-  'PatchPodMetadataError',
-] as const;
-export type HoldReason = (typeof HOLD_REASONS)[number];
+  | 'PatchPodMetadataError';
 
 /** A pod the round leaves as it is, and why. */
 export interface SkippedPod<Reason extends string> {
@@ -30,14 +28,12 @@ export interface SkippedPod<Reason extends string> {
   message: string;
 }
 
-export const EXCLUDE_REASONS = [
-  'Inactive',
+export type ExcludeReason =
+  | 'Inactive'
   /** With recreation on: on an older version and being deleted (evicted); it uses the budget. */
-  'Recreating',
-  'NotInjected',
-  'MissingSidecar',
-] as const;
-export type ExcludeReason = (typeof EXCLUDE_REASONS)[number];
+  | 'Recreating'
+  | 'NotInjected'
+  | 'MissingSidecar';
 
 export interface ImageChange {
   container: string;

@@ -10,7 +10,6 @@ import type { IntOrString, Pod } from '../../../src/core/api/k8s-types.js';
 import type { SidecarSetUpdateStrategy } from '../../../src/core/api/sidecarset-types.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
 import { applyPodUpgrade } from '../../../src/core/rollout/simulate.js';
-import { EXCLUDE_REASONS, HOLD_REASONS } from '../../../src/core/upgrade/types.js';
 import {
   inPlaceUpdateState,
   names,
@@ -120,7 +119,7 @@ describe('planUpgrade: the article worked examples at full size', () => {
       eligible: 20,
     });
     assert.equal(first.held.length, 980);
-    assert.ok(first.held.every((h) => h.reason === 'Partition' && HOLD_REASONS.includes(h.reason)));
+    assert.ok(first.held.every((h) => h.reason === 'Partition'));
     // The 20 newest pods go first (default order: newer before older).
     assert.deepEqual(
       names(first.upgrade),
@@ -397,7 +396,6 @@ describe('planUpgrade: stops and holds', () => {
       ],
     );
     assert.equal(p.status.matchedPods, 1);
-    assert.ok(p.excluded.every((e) => EXCLUDE_REASONS.includes(e.reason)));
   });
 });
 
