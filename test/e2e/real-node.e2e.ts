@@ -239,12 +239,15 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
    * two cores the node shares with the control plane, and slow the tests still running.
    */
   function stopPodsAfter(t: TestContext, namespace: string): void {
-    t.after(async () => {
-      await apps.patchNamespacedDeploymentScale(
-        { namespace, name: 'nginx', body: { spec: { replicas: 0 } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
-    });
+    t.after(() => scaleDeployment(namespace, 0));
+  }
+
+  async function scaleDeployment(namespace: string, replicas: number): Promise<void> {
+    await apps.patchNamespacedDeploymentScale(
+      { namespace, name: 'nginx', body: { spec: { replicas } } },
+      // A merge patch, as `kubectl scale` sends.
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   }
 
   async function setImage(name: string, image: string, container = 0): Promise<void> {
@@ -984,11 +987,7 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
     });
     await createDeployment(namespace, 1);
     assert.equal(await serve.stop('SIGTERM'), 0, lastWords(serve));
-    await apps.patchNamespacedDeploymentScale(
-      { namespace, name: 'nginx', body: { spec: { replicas: 2 } } },
-      // A merge patch, as `kubectl scale` sends.
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    await scaleDeployment(namespace, 2);
     await eventually(
       async () =>
         (await pods(namespace)).some((p) => p.spec?.containers.length === 1 && isReady(p)),
