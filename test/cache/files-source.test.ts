@@ -59,6 +59,12 @@ async function started(path: string, debounceMs = 50) {
   return { source, reloads, logs, images };
 }
 
+/** Replaces the file whole, as editors save: written beside it, then renamed over it. */
+async function replaceFile(file: string, text: string): Promise<void> {
+  await writeFile(`${file}.tmp`, text);
+  await rename(`${file}.tmp`, file);
+}
+
 async function fileWith(name: string, text: string): Promise<string> {
   const dir = await mkdtemp(join(root, `${name}-`));
   const file = join(dir, `${name}.yaml`);
@@ -106,10 +112,8 @@ describe('files source', () => {
     const file = await fileWith('burst', sidecarSetsYaml(1000, 'agent:0'));
     const { source, reloads, images } = await started(file, 0);
     for (let i = 1; i <= 20; i++) {
-      // Each edit replaces the file whole, as editors save it: a reload that reads a file still
-      // being written fails (and keeps the last good SidecarSets), which is not what this tests.
-      await writeFile(`${file}.tmp`, sidecarSetsYaml(1000, `agent:${i}`));
-      await rename(`${file}.tmp`, file);
+      // Whole files: a reload that reads one half-written fails, which is not what this tests.
+      await replaceFile(file, sidecarSetsYaml(1000, `agent:${i}`));
       await sleep(20);
     }
     await eventually(() => images()[0] === 'agent:20', 'the last edit', 30_000, 10);
@@ -123,11 +127,9 @@ describe('files source', () => {
     const file = await fileWith('superseded', sidecarSetsYaml(3000, 'agent:1'));
     const { source, reloads, logs, images } = await started(file, 0);
     // A writer at work: what the reload reads does not parse, and the files change again.
-    await writeFile(`${file}.tmp`, `${sidecarSetsYaml(3000, 'agent:2')}---\nkind: [unclosed\n`);
-    await rename(`${file}.tmp`, file);
+    await replaceFile(file, `${sidecarSetsYaml(3000, 'agent:2')}---\nkind: [unclosed\n`);
     await sleep(100); // the change is seen; reading 3,000 SidecarSets takes the worker far longer
-    await writeFile(`${file}.tmp`, sidecarSetsYaml(3000, 'agent:3'));
-    await rename(`${file}.tmp`, file);
+    await replaceFile(file, sidecarSetsYaml(3000, 'agent:3'));
     await eventually(() => images()[0] === 'agent:3', 'the last edit', 30_000, 10);
     await source.stop();
     assert.ok(reloads.length > 0 && reloads.every(Boolean), `reloads: ${reloads.join(', ')}`);
