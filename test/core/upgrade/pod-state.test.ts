@@ -115,7 +115,10 @@ describe('pod predicates', () => {
     const applying = structuredClone(pending);
     const condition = applying.status?.conditions?.find((k) => k.type === 'Ready');
     const status = applying.status?.containerStatuses?.[0];
-    if (condition && status) [condition.status, status.ready] = ['True', true];
+    if (condition && status) {
+      condition.status = 'True';
+      status.ready = true;
+    }
     assert.ok(isUpgradeInFlight(ctx, applying));
   });
 });
