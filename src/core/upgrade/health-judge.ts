@@ -82,50 +82,44 @@ function judgeUpgraded(
   const upgradedAt = new Date(baseline.upgradedAt);
   const containers = judgedContainers(ctx, pod);
   for (const { name } of containers) {
-    const restarts = restartsSince(
-      containerStatus(pod, name)?.restartCount,
-      baseline.restarts[name],
-    );
+    // Not counting the restart that applied the new image (the kubelet restarts to change it).
+    const before = baseline.restarts[name] ?? 0;
+    const restarts = Math.max(0, (containerStatus(pod, name)?.restartCount ?? 0) - before - 1);
     if (restarts > settings.maxSidecarRestarts) {
       const message = `sidecar ${name} restarted ${restarts} times since the upgrade (crash loop)`;
       return { state: 'Failed', upgradedAt, failure: 'CrashLoop', message };
     }
   }
-  // A resize the kubelet refuses (the node can never fit it) fails without waiting.
-  const refused = infeasibleResize(pod, containers);
-  if (refused !== undefined) return { state: 'Failed', upgradedAt, ...refused };
   const problem = unhealthy(ctx, pod, containers, baseline.podReady);
   if (problem === undefined) return { state: 'Healthy', upgradedAt };
+  // A resize the kubelet refuses (the node can never fit it) fails without waiting.
+  if (problem.failure === 'ResizeInfeasible') return { state: 'Failed', upgradedAt, ...problem };
   const elapsed = (now.getTime() - upgradedAt.getTime()) / 1000;
   if (elapsed < settings.progressDeadlineSeconds) return { state: 'Progressing', upgradedAt };
   const message = `${problem.message} ${settings.progressDeadlineSeconds}s after the upgrade`;
   return { state: 'Failed', upgradedAt, failure: problem.failure, message };
 }
 
-/**
- * Restarts since the upgrade, not counting the restart that applied the new image (a kubelet
- * restarts the container once to change its image).
- */
-function restartsSince(now: number | undefined, before: number | undefined): number {
-  return Math.max(0, (now ?? 0) - (before ?? 0) - 1);
-}
-
+/** What keeps the upgraded pod from being healthy: resources first, then images and readiness. */
 function unhealthy(
   ctx: SidecarSetContext,
   pod: Readonly<Pod>,
   containers: readonly { name: string; image: string }[],
   podWasReady: boolean,
 ): { failure: Failure; message: string } | undefined {
-  for (const { name, image } of containers) {
-    if (awaitsResize(pod, name)) {
-      const pending = pendingResize(pod);
-      const why =
-        pending === undefined ? '' : ` (${pending.reason ?? 'Pending'}: ${pending.message ?? ''})`;
-      return {
-        failure: 'ResizeNotApplied',
-        message: `sidecar ${name} does not run with its new resources${why}`,
-      };
+  const resizing = containers.find(({ name }) => awaitsResize(pod, name));
+  if (resizing !== undefined) {
+    const pending = pendingResize(pod);
+    if (pending?.reason === 'Infeasible') {
+      const message = `the kubelet cannot resize sidecar ${resizing.name}: ${pending.message ?? 'Infeasible'}`;
+      return { failure: 'ResizeInfeasible', message };
     }
+    const why =
+      pending === undefined ? '' : ` (${pending.reason ?? 'Pending'}: ${pending.message ?? ''})`;
+    const message = `sidecar ${resizing.name} does not run with its new resources${why}`;
+    return { failure: 'ResizeNotApplied', message };
+  }
+  for (const { name, image } of containers) {
     const status = containerStatus(pod, name);
     const running =
       status !== undefined &&
@@ -142,19 +136,6 @@ function unhealthy(
     return { failure: 'PodNotReady', message: 'the pod is not Ready' };
   }
   return undefined;
-}
-
-/** The kubelet reports the pod's resize Infeasible while a sidecar lacks its new resources. */
-function infeasibleResize(
-  pod: Readonly<Pod>,
-  containers: readonly { name: string }[],
-): { failure: Failure; message: string } | undefined {
-  const pending = pendingResize(pod);
-  if (pending?.reason !== 'Infeasible') return undefined;
-  const waiting = containers.find(({ name }) => awaitsResize(pod, name));
-  if (waiting === undefined) return undefined;
-  const message = `the kubelet cannot resize sidecar ${waiting.name}: ${pending.message ?? 'Infeasible'}`;
-  return { failure: 'ResizeInfeasible', message };
 }
 
 /** The sidecar does not run with the resources its spec asks for yet. */

@@ -68,16 +68,7 @@ export function rolloutHealth(
     const judged = judgePod(ctx, pod, settings, now);
     if (judged === undefined) continue;
     health.judged++;
-    if (judged.state !== 'Failed') {
-      if (judged.state === 'Healthy') health.healthy++;
-      else {
-        health.progressing++;
-        const deadline = judged.upgradedAt.getTime() + settings.progressDeadlineSeconds * 1000;
-        if (health.recheckAt === undefined || deadline < health.recheckAt.getTime()) {
-          health.recheckAt = new Date(deadline);
-        }
-      }
-    } else {
+    if (judged.state === 'Failed') {
       health.failed.push({
         namespace: podNamespace(pod),
         name: pod.metadata.name ?? '',
@@ -86,6 +77,11 @@ export function rolloutHealth(
         upgradedAt: judged.upgradedAt,
         counts: resumedAt === undefined || judged.upgradedAt.getTime() >= resumedAt,
       });
+    } else if (judged.state === 'Healthy') health.healthy++;
+    else {
+      health.progressing++;
+      const deadline = judged.upgradedAt.getTime() + settings.progressDeadlineSeconds * 1000;
+      health.recheckAt = new Date(Math.min(deadline, health.recheckAt?.getTime() ?? Infinity));
     }
   }
   health.failed.sort(compareByName);
