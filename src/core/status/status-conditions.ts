@@ -11,7 +11,7 @@
  */
 import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
 import type { SidecarSet, SidecarSetCondition } from '../api/sidecarset-types.js';
-import type { BudgetSummary, HoldReason, StopReason, UpgradeStatus } from '../upgrade/types.js';
+import type { BudgetSummary, HoldReason, UpgradePlan, UpgradeStatus } from '../upgrade/types.js';
 
 export const READY = 'Ready';
 export const RECONCILING = 'Reconciling';
@@ -43,7 +43,7 @@ type RolloutStateReason = (typeof ROLLOUT_STATE_REASONS)[keyof typeof ROLLOUT_ST
 /** What the conditions are computed from: the planner's result (an UpgradePlan is one). */
 export interface RolloutSummary {
   status: Pick<UpgradeStatus, 'matchedPods' | 'updatedPods' | 'updatedReadyPods'>;
-  stopped?: StopReason | undefined;
+  stopped?: UpgradePlan['stopped'];
   upgrade: readonly unknown[];
   /** Pods to evict and recreate; `refused` says why the last eviction was refused. */
   recreate: readonly { refused?: string | undefined }[];

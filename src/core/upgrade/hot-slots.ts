@@ -22,9 +22,6 @@ import { isStateConsistent } from './pod-state.js';
 import { isRunningAndReady } from '../api/pod-status.js';
 import type { ImageChange, PodUpgrade } from './types.js';
 
-/** Image changes on slot containers, and the annotations that go with them. */
-type SlotChanges = Pick<PodUpgrade, 'images' | 'annotations'>;
-
 function imageOf(pod: Readonly<Pod>, name: string): string {
   return podContainer(pod, name)?.image ?? '';
 }
@@ -64,7 +61,10 @@ export function slotToUpgrade(
  * already run the SidecarSet's image gets it in the chosen slot, which becomes the working one;
  * the slots' versions move with it.
  */
-export function hotUpgradeChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): SlotChanges {
+export function hotUpgradeChanges(
+  ctx: SidecarSetContext,
+  pod: Readonly<Pod>,
+): Pick<PodUpgrade, 'images' | 'annotations'> {
   const before = pod.metadata.annotations ?? {};
   const working = workingHotContainers(pod);
   const images: ImageChange[] = [];
@@ -108,7 +108,10 @@ function hotUpgradingReady(pod: Readonly<Pod>, idle: ReadonlySet<string>): boole
 }
 
 /** flipPodSidecarContainerDo: each idle slot not on the empty image goes back to it. */
-export function flipChanges(ctx: SidecarSetContext, pod: Readonly<Pod>): SlotChanges {
+export function flipChanges(
+  ctx: SidecarSetContext,
+  pod: Readonly<Pod>,
+): Pick<PodUpgrade, 'images' | 'annotations'> {
   const working = workingHotContainers(pod);
   const images: ImageChange[] = [];
   const annotations: Record<string, string> = {};

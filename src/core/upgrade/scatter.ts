@@ -10,20 +10,16 @@ import type { UpdateScatterTerm } from '../api/sidecarset-types.js';
 import { compareByName } from '../api/pod-ref.js';
 import type { PodRef } from '../api/pod-ref.js';
 
-/** A pod as the scatter reads it. */
-type Labelled = { labels: Labels };
-/** A matched pod: its name places the values of a key-only term. */
-type NamedLabelled = Labelled & { ref: PodRef };
 type ScatterTerm = Required<UpdateScatterTerm>;
 
 /**
  * scatterSort.Sort: the candidates (in the order so far) scattered term after term.
  * `matched`: every matched pod; the terms' totals count them.
  */
-export function scatterCandidates<T extends Labelled>(
+export function scatterCandidates<T extends { labels: Labels }>(
   strategy: readonly UpdateScatterTerm[],
   candidates: readonly T[],
-  matched: readonly NamedLabelled[],
+  matched: readonly { labels: Labels; ref: PodRef }[],
 ): T[] {
   if (candidates.length <= 1) return [...candidates];
   const terms = expandScatterTerms(strategy, matched);
@@ -52,7 +48,7 @@ function pick(labels: Labels, keys: readonly string[]): Labels {
 /** parseUpdateScatterTerms, plus key-only terms; repeated key:value pairs are dropped. */
 export function expandScatterTerms(
   strategy: readonly UpdateScatterTerm[],
-  matched: readonly NamedLabelled[],
+  matched: readonly { labels: Labels; ref: PodRef }[],
 ): ScatterTerm[] {
   const terms: ScatterTerm[] = [];
   const add = (key: string, value: string): void => {
@@ -66,7 +62,7 @@ export function expandScatterTerms(
 }
 
 /** The label's values, each placed by the first pod (in namespace/name order) that carries it. */
-function valuesByFirstPod(pods: readonly NamedLabelled[], key: string): string[] {
+function valuesByFirstPod(pods: readonly { labels: Labels; ref: PodRef }[], key: string) {
   const first = new Map<string, PodRef>();
   for (const { labels, ref } of pods) {
     const value = labels[key];
@@ -78,7 +74,7 @@ function valuesByFirstPod(pods: readonly NamedLabelled[], key: string): string[]
 }
 
 /** How many of the pods carry each value of the label. */
-function valueCounts(pods: readonly Labelled[], key: string): Map<string, number> {
+function valueCounts(pods: readonly { labels: Labels }[], key: string): Map<string, number> {
   const counts = new Map<string, number>();
   for (const { labels } of pods) {
     const value = labels[key];
@@ -102,7 +98,7 @@ function podsMatching(term: ScatterTerm, counts: ReadonlyMap<string, number>, to
  * getScatterTerms: one term is used as it is; of several, those some candidate carries, the most
  * carried first (a stable sort, as sort.SliceStable).
  */
-function scatterTerms(terms: readonly ScatterTerm[], candidates: readonly Labelled[]) {
+function scatterTerms(terms: readonly ScatterTerm[], candidates: readonly { labels: Labels }[]) {
   if (terms.length <= 1) return terms;
   const counts = new Map<string, Map<string, number>>();
   const carriedBy = ({ key, value }: ScatterTerm): number => {
@@ -120,7 +116,7 @@ function scatterTerms(terms: readonly ScatterTerm[], candidates: readonly Labell
  * scatterPodsByRule: the order with the term's pods spread evenly among the others;
  * `totalMatching` of `total` matched pods match the term.
  */
-function scatterByTerm<T extends Labelled>(
+function scatterByTerm<T extends { labels: Labels }>(
   { key, value }: ScatterTerm,
   order: readonly T[],
   totalMatching: number,

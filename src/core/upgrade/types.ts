@@ -3,20 +3,17 @@ import type { PodRef } from '../api/pod-ref.js';
 import type { ResourceChange } from '../api/pod-resize.js';
 import type { RolloutHealth } from './rollout-health.js';
 
+/** Why a pod waits; each reason's message is in plan.ts (docs/plan.md lists them). */
 export type HoldReason =
   /** Kept on the old version by updateStrategy.partition. */
   | 'Partition'
   /** Eligible, but the maxUnavailable budget is spent this round. */
   | 'MaxUnavailable'
-  /** updateStrategy.selector (canary) does not select the pod. */
   | 'NotSelected'
   | 'Paused'
-  /** Failed upgraded pods reached the threshold (src/core/upgrade/rollout-health.ts). */
   | 'UnhealthyPods'
   | 'NotUpdate'
-  /** A sidecar's earlier in-place update is not applied by the kubelet yet. */
   | 'UpgradeInFlight'
-  /** This round puts finished hot upgrades' old slots back on the empty image first. */
   | 'HotUpgradeFlip'
   /** spec.patchPodMetadata cannot be applied to the pod (MergePatchJson on a non-JSON value). */
   | 'PatchPodMetadataError';
@@ -94,9 +91,6 @@ export interface BudgetSummary {
   eligible: number;
 }
 
-/** Why the planner did nothing at all (UpdateSidecarSet's steps 3, 4 and 6). */
-export type StopReason = 'NotUpdate' | 'Paused' | 'UnhealthyPods' | 'Complete';
-
 export interface UpgradePlan {
   sidecarSet: string;
   /** The SidecarSet's kruise.io/sidecarset-hash, the version pods are moved to. */
@@ -117,7 +111,8 @@ export interface UpgradePlan {
   excluded: SkippedPod<ExcludeReason>[];
   status: UpgradeStatus;
   budget: BudgetSummary;
-  stopped?: StopReason;
+  /** Why the planner did nothing at all (UpdateSidecarSet's steps 3, 4 and 6). */
+  stopped?: 'NotUpdate' | 'Paused' | 'UnhealthyPods' | 'Complete';
   /** The upgraded pods' health (absent for NotUpdate); when it says pause, nothing is upgraded. */
   health?: RolloutHealth;
 }
