@@ -44,4 +44,9 @@ export const IS_INJECTED_ENV = 'IS_INJECTED';
  * spec.namespace, the namespace, so that reading it as v1alpha1 gives spec.namespace back
  * (src/core/conversion/sidecarset-conversion.ts, docs/adr/0015-sidecarset-v1beta1.md).
  */
+/**
+ * Ours, on a SidecarSet: "true" evicts pods whose sidecars cannot change in place, so that their
+ * controller recreates them (docs/adr/0024-recreation-through-evictions.md).
+ */
+export const RECREATE_PODS = 'sidecarset.dev/recreate-pods';
 export const SIDECARSET_V1ALPHA1_NAMESPACE = 'apps.kruise.io/sidecarset-v1alpha1-namespace';

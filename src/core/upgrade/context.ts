@@ -1,10 +1,13 @@
 /** What the planner needs from a SidecarSet, worked out once per plan. */
-import { SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE } from '../api/annotations.js';
+import {
+  RECREATE_PODS,
+  SIDECARSET_HASH,
+  SIDECARSET_HASH_WITHOUT_IMAGE,
+} from '../api/annotations.js';
 import { hashWithoutImageResources } from '../api/hash.js';
 import type { JsonObject } from '../encoding/json.js';
 import { compareStrings } from '../encoding/json.js';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../api/sidecarset-types.js';
-import { recreatesPods } from './recreation.js';
 
 export interface HotSlot {
   name: string;
@@ -36,7 +39,10 @@ export interface SidecarSetContext {
   /** metadata.resourceVersion: hot-upgrade slots record the version they run (util_hotupgrade.go). */
   resourceVersion: string;
   strategy: SidecarSetUpdateStrategy;
-  /** Pods that cannot change in place are evicted to be recreated (core/upgrade/recreation.ts). */
+  /**
+   * Pods that cannot change in place are evicted to be recreated (core/upgrade/recreation.ts); off
+   * unless the SidecarSet's annotation says exactly "true".
+   */
   recreatePods: boolean;
 }
 
@@ -74,6 +80,6 @@ export function sidecarSetContext(sidecarSet: SidecarSet): SidecarSetContext {
     latestRevision: sidecarSet.status?.latestRevision ?? '',
     resourceVersion: sidecarSet.metadata.resourceVersion ?? '',
     strategy: spec.updateStrategy ?? {},
-    recreatePods: recreatesPods(sidecarSet),
+    recreatePods: annotations[RECREATE_PODS] === 'true',
   };
 }

@@ -6,14 +6,6 @@
  * the replacement. Evictions honour PodDisruptionBudgets.
  */
 import type { Pod } from '../api/k8s-types.js';
-import type { SidecarSet } from '../api/sidecarset-types.js';
-
-export const RECREATE_PODS = 'sidecarset.dev/recreate-pods';
-
-/** Off unless the annotation says exactly "true". */
-export function recreatesPods(sidecarSet: SidecarSet): boolean {
-  return sidecarSet.metadata.annotations?.[RECREATE_PODS] === 'true';
-}
 
 /**
  * Why the pod is not evicted to be recreated, or undefined when it may be: nothing recreates a pod

@@ -10,7 +10,7 @@ import type { Pod } from '../../../src/core/api/k8s-types.js';
 import { simulateRollout } from '../../../src/core/rollout/simulate.js';
 import { rolloutState } from '../../../src/core/status/status-conditions.js';
 import { planUpgrade } from '../../../src/core/upgrade/plan.js';
-import { RECREATE_PODS } from '../../../src/core/upgrade/recreation.js';
+import { RECREATE_PODS } from '../../../src/core/api/annotations.js';
 import { EVICTION_REFUSED, withRefusal } from '../../../src/core/pod-annotations/refusals.js';
 import type { Version } from '../../support/injected-pods.js';
 import { injected, now, ownedPod, sidecarSet } from '../../support/injected-pods.js';
