@@ -87,18 +87,11 @@ export function buildPodUpgrade(
 
 /** The flip after a finished hot upgrade (flipPodSidecarContainerDo, then the in-place state). */
 export function buildPodFlip(ctx: SidecarSetContext, pod: Readonly<Pod>, now: Date): PodUpgrade {
-  const { images, annotations: slots } = flipChanges(ctx, pod);
-  const before = pod.metadata.annotations ?? {};
-  const after: Record<string, string> = {
-    ...slots,
-    [SIDECARSET_INPLACE_UPDATE_STATE]: inPlaceUpdateState(ctx, pod, images, formatTimestamp(now)),
-  };
-  return {
-    pod: podRef(pod),
-    images,
-    resources: [],
-    annotations: changedAnnotations(before, after),
-  };
+  const { images, annotations } = flipChanges(ctx, pod);
+  const state = inPlaceUpdateState(ctx, pod, images, formatTimestamp(now));
+  annotations[SIDECARSET_INPLACE_UPDATE_STATE] = state;
+  const changed = changedAnnotations(pod.metadata.annotations ?? {}, annotations);
+  return { pod: podRef(pod), images, resources: [], annotations: changed };
 }
 
 /** The annotations of `after` whose value differs from `before`'s. */

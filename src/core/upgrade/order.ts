@@ -82,10 +82,6 @@ function sortKey<T extends { pod: Readonly<Pod> }>(
   const condition = readyCondition(pod);
   const ready = condition?.status === 'True';
   const phase = pod.status?.phase;
-  let restarts = 0;
-  for (const s of pod.status?.containerStatuses ?? []) {
-    restarts = Math.max(restarts, s.restartCount ?? 0);
-  }
   return {
     candidate,
     namespace: podNamespace(pod),
@@ -97,7 +93,10 @@ function sortKey<T extends { pod: Readonly<Pod> }>(
     phase: phase === 'Running' ? 2 : phase === 'Unknown' ? 1 : 0,
     ready,
     readyTime: ready ? secondsOf(condition.lastTransitionTime) : undefined,
-    restarts,
+    restarts: (pod.status?.containerStatuses ?? []).reduce(
+      (most, s) => Math.max(most, s.restartCount ?? 0),
+      0,
+    ),
     created: secondsOf(pod.metadata.creationTimestamp),
   };
 }

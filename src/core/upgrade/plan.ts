@@ -56,25 +56,26 @@ interface MatchedPod {
   available: boolean;
   /** isReady alone: a candidate that is not needs no budget (calculateUpgradeCount). */
   ready: boolean;
-  /** This SidecarSet wrote a sidecar image in place, for this revision or an earlier one. */
-  upgradedInPlace: boolean;
+  /**
+   * Unavailable because of us: updated, or upgraded in place to an earlier revision (OpenKruise
+   * counts updated pods only: docs/adr/0018-in-flight-upgrades-use-budget.md), and not available.
+   */
+  takenDown: boolean;
   /** The API server refused to resize the pod to this version (core/pod-annotations/refusals.ts). */
   resizeRefused: boolean;
   /** Not upgradable in place, recreated instead: why (core/upgrade/recreation.ts). */
   recreate?: string;
 }
 
-const MESSAGES: Record<
-  Exclude<HoldReason, 'Partition' | 'MaxUnavailable' | 'PatchPodMetadataError'>,
-  string
-> = {
+/** The messages of the hold reasons that say the same for every pod. */
+const MESSAGES = {
   NotUpdate: 'updateStrategy.type is NotUpdate',
   Paused: 'updateStrategy.paused is true',
   UnhealthyPods: 'failed upgraded pods paused the rollout (condition RolloutPaused)',
   HotUpgradeFlip: 'this round puts finished hot upgrades back on the empty image first',
   NotSelected: 'updateStrategy.selector does not select the pod',
   UpgradeInFlight: 'a sidecar is still being updated in place by the kubelet',
-};
+} as const satisfies Partial<Record<HoldReason, string>>;
 
 export function planUpgrade(
   sidecarSet: SidecarSet,
@@ -88,7 +89,7 @@ export function planUpgrade(
   // 2. The status, as calculateStatus computes it before the round.
   const status = statusOf(sidecarSet, matched);
   const recreating = excluded.filter((e) => e.reason === 'Recreating').length;
-  const unavailable = matched.filter(unavailableByUs).length + recreating;
+  const unavailable = matched.filter((m) => m.takenDown).length + recreating;
   const plan: UpgradePlan = {
     sidecarSet: ctx.name,
     hash: ctx.hash,
@@ -110,7 +111,7 @@ export function planUpgrade(
   };
   const outdated = matched.filter((m) => !m.updated);
   const holdAll = (reason: keyof typeof MESSAGES): SkippedPod<HoldReason>[] =>
-    byName(outdated).map((m) => hold(m, reason));
+    byName(outdated.map((m) => hold(m, reason)));
   // 3. NotUpdate: pods keep the version they were injected with.
   if (strategy.type === 'NotUpdate') {
     return { ...plan, held: holdAll('NotUpdate'), stopped: 'NotUpdate' };
@@ -123,7 +124,7 @@ export function planUpgrade(
   // 5. Finished hot upgrades are flipped first, and alone in their round.
   const flips = ctx.hot.length > 0 ? matched.filter((m) => needsFlip(ctx, m.pod)) : [];
   if (flips.length > 0) {
-    const flip = byName(flips).map((m) => buildPodFlip(ctx, m.pod, options.now));
+    const flip = byName(flips.map((m) => buildPodFlip(ctx, m.pod, options.now)));
     return { ...plan, flip, held: holdAll('HotUpgradeFlip') };
   }
   // 6. Every matched pod is updated: nothing to do.
@@ -223,11 +224,8 @@ function readPods(
       const message = 'being deleted on an older version: its controller recreates it';
       excluded.push({ pod: ref, reason: 'Recreating', message });
     } else if (!isActivePod(pod)) {
-      excluded.push({
-        pod: ref,
-        reason: 'Inactive',
-        message: 'the pod has finished or is being deleted',
-      });
+      const message = 'the pod has finished or is being deleted';
+      excluded.push({ pod: ref, reason: 'Inactive', message });
     } else if (!isInjectedBy(ctx, pod)) {
       const message = `kruise.io/sidecarset-injected-list does not name ${ctx.name}`;
       excluded.push({ pod: ref, reason: 'NotInjected', message });
@@ -236,14 +234,16 @@ function readPods(
       excluded.push({ pod: ref, reason: 'MissingSidecar', message });
     } else {
       const ready = isReady(ctx, pod);
+      const updated = isUpdated(ctx, pod);
+      const available = ready && isStateConsistent(ctx, pod);
       matched.push({
         pod,
         ref,
         labels: pod.metadata.labels ?? {},
-        updated: isUpdated(ctx, pod),
+        updated,
         ready,
-        available: ready && isStateConsistent(ctx, pod),
-        upgradedInPlace: isUpgradedInPlace(ctx, pod),
+        available,
+        takenDown: !available && (updated || isUpgradedInPlace(ctx, pod)),
         resizeRefused: recordedRefusal(pod, RESIZE_REFUSED, ctx.name, ctx.hash) !== undefined,
       });
     }
@@ -259,9 +259,8 @@ function recreation(ctx: SidecarSetContext, m: MatchedPod, message: string): Pod
 }
 
 /** In namespace/name order, as the plan reports pods (docs/adr/0003-stable-upgrade-order.md). */
-function byName<T extends { pod: PodRef } | { ref: PodRef }>(items: readonly T[]): T[] {
-  const ref = (item: T): PodRef => ('ref' in item ? item.ref : item.pod);
-  return [...items].sort((a, b) => compareByName(ref(a), ref(b)));
+function byName<T extends { pod: PodRef }>(items: T[]): T[] {
+  return items.sort((a, b) => compareByName(a.pod, b.pod));
 }
 
 /** calculateStatus: of the matched pods, updated, ready (ready and consistent), and both. */
@@ -279,17 +278,6 @@ function statusOf(sidecarSet: SidecarSet, matched: readonly MatchedPod[]): Upgra
   if (previous?.latestRevision !== undefined) status.latestRevision = previous.latestRevision;
   if (previous?.collisionCount !== undefined) status.collisionCount = previous.collisionCount;
   return status;
-}
-
-/**
- * Unavailable because of this controller: updated, or upgraded in place to an earlier revision,
- * and not ready and consistent (restarting, or failed). OpenKruise counts updated pods only, so a
- * revision published while the last one's pods restart took maxUnavailable more ready pods
- * (docs/adr/0018-in-flight-upgrades-use-budget.md). Pods that are not ready although we never
- * wrote them still count for nothing, as in OpenKruise.
- */
-function unavailableByUs(m: MatchedPod): boolean {
-  return (m.updated || m.upgradedInPlace) && !m.available;
 }
 
 function hold(m: MatchedPod, reason: keyof typeof MESSAGES): SkippedPod<HoldReason> {

@@ -32,21 +32,12 @@ function podContainers(pod: Readonly<Pod>, names: readonly string[]): Container[
   return all.filter((c) => names.includes(c.name));
 }
 
-function hasContainer(pod: Readonly<Pod>, name: string): boolean {
-  return podContainer(pod, name) !== undefined;
-}
-
 /** The pod holds every sidecar container (both slots and a working entry for hot ones). */
 export function hasEverySidecar(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
-  for (const name of ctx.images.keys()) if (!hasContainer(pod, name)) return false;
+  if (!ctx.containerNames.every((name) => podContainer(pod, name) !== undefined)) return false;
   if (ctx.hot.length === 0) return true;
   const working = workingHotContainers(pod);
-  return ctx.hot.every(
-    (h) =>
-      working[h.name] !== undefined &&
-      hasContainer(pod, h.slots[0]) &&
-      hasContainer(pod, h.slots[1]),
-  );
+  return ctx.hot.every((h) => working[h.name] !== undefined);
 }
 
 /** IsPodSidecarUpdated: the hash the pod records for this SidecarSet is the SidecarSet's hash. */
@@ -83,19 +74,16 @@ export function isStateConsistent(
   if (pod.spec.containers.length !== statuses.length) return false;
   const containers = podContainers(pod, names);
   if (!containers.every((c) => resourcesApplied(pod, c))) return false;
-  let allDigest = true;
+  // Digests are compared up to the first image that is not one; from there the state decides.
   for (const container of containers) {
     const image = container.image ?? '';
-    if (!isDigestImage(image)) {
-      allDigest = false;
-      break;
-    }
+    if (!isDigestImage(image)) return isUpdateCompleted(ctx, pod, containers);
     const status = containerStatus(pod, container.name);
     if (status === undefined || !imagesEqual(image, stripImageIdScheme(status.imageID ?? ''))) {
       return false;
     }
   }
-  return allDigest || isUpdateCompleted(ctx, pod, containers);
+  return true;
 }
 
 /** IsSidecarContainerUpdateCompleted for this SidecarSet's entry of the in-place-update state. */
