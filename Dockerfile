@@ -6,6 +6,8 @@
 # Pinned by digest (the multi-arch index of node:24-bookworm-slim), so that a rebuild gets the same
 # base until the digest is bumped on purpose: `docker buildx imagetools inspect node:24-bookworm-slim`
 # prints the current one (or let Renovate/Dependabot bump it). Override with --build-arg NODE_IMAGE=.
+# This one is Node 24.19.0 on bookworm, built 2026-08-25, as the official images' public record
+# lists it (github.com/docker-library/repo-info, repos/node/remote/24-bookworm-slim.md, e2e9704).
 ARG NODE_IMAGE=node:24-bookworm-slim@sha256:a9f5f7c91a432850b2a8a7797adf5eadb6c733ceed61167806cee7ea7fbc29df
 
 # ---- build: all dependencies, compile TypeScript to dist/ ----
