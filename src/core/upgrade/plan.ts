@@ -155,14 +155,16 @@ export function planUpgrade(
       else candidates.push(m);
       continue;
     }
-    // undefined: recreated; '' (recreation off): no more to say.
-    const notRecreated = ctx.recreatePods ? whyNotRecreated(m.pod) : '';
-    if (notRecreated === undefined) {
-      candidates.push({ ...m, recreate: notInPlace });
-      continue;
+    let message = notInPlace;
+    if (ctx.recreatePods) {
+      const notRecreated = whyNotRecreated(m.pod);
+      if (notRecreated === undefined) {
+        candidates.push({ ...m, recreate: notInPlace });
+        continue;
+      }
+      message += `; ${notRecreated}`;
     }
-    const why = notRecreated === '' ? notInPlace : `${notInPlace}; ${notRecreated}`;
-    plan.notUpgradable.push({ pod: m.ref, reason: 'UpdateImmutableField', message: why });
+    plan.notUpgradable.push({ pod: m.ref, reason: 'UpdateImmutableField', message });
   }
   // 8. Ordered: priorityStrategy, then the default order, ties by namespace/name.
   let ordered = sortCandidates(candidates, strategy.priorityStrategy);
