@@ -51,22 +51,20 @@ export function buildPodUpgrade(
   podReady = hasReadyCondition(pod),
 ): PodUpgrade {
   const timestamp = formatTimestamp(now);
-  const hashEntry: SidecarSetUpgradeSpec = {
+  const entry: SidecarSetUpgradeSpec = {
     updateTimestamp: timestamp,
     hash: ctx.hash,
     sidecarSetName: ctx.name,
     sidecarList: [...ctx.sidecarList],
   };
-  if (ctx.latestRevision !== '') hashEntry.controllerRevision = ctx.latestRevision;
+  const revision = ctx.latestRevision;
+  const hashEntry = revision === '' ? entry : { ...entry, controllerRevision: revision };
   const before = pod.metadata.annotations ?? {};
   // More than images changed: resources, resized in place (whyNotUpgradable vouched for the rest).
   const resized =
     recordedHash(before[SIDECARSET_HASH_WITHOUT_IMAGE], ctx.name) !== ctx.hashWithoutImage;
   const resources = resized ? resourceChanges(ctx, pod) : [];
-  const withoutImageEntry: SidecarSetUpgradeSpec | undefined = resized
-    ? { ...hashEntry, hash: ctx.hashWithoutImage }
-    : undefined;
-  delete withoutImageEntry?.controllerRevision;
+  const withoutImageEntry = resized ? { ...entry, hash: ctx.hashWithoutImage } : undefined;
   const hot = hotUpgradeChanges(ctx, pod);
   const images = [...imageChanges(ctx, pod), ...hot.images];
   const hashes = withHashEntries(before, ctx.name, { hashEntry, withoutImageEntry }, timestamp);

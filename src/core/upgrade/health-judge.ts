@@ -107,7 +107,11 @@ function unhealthy(
   containers: readonly { name: string; image: string }[],
   podWasReady: boolean,
 ): { failure: Failure; message: string } | undefined {
-  const resizing = containers.find(({ name }) => awaitsResize(pod, name));
+  // A sidecar that does not run with the resources its spec asks for yet.
+  const resizing = containers.find(({ name }) => {
+    const container = podContainer(pod, name);
+    return container !== undefined && !resourcesApplied(pod, container);
+  });
   if (resizing !== undefined) {
     const pending = pendingResize(pod);
     if (pending?.reason === 'Infeasible') {
@@ -136,10 +140,4 @@ function unhealthy(
     return { failure: 'PodNotReady', message: 'the pod is not Ready' };
   }
   return undefined;
-}
-
-/** The sidecar does not run with the resources its spec asks for yet. */
-function awaitsResize(pod: Readonly<Pod>, name: string): boolean {
-  const container = podContainer(pod, name);
-  return container !== undefined && !resourcesApplied(pod, container);
 }

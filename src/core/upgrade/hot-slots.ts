@@ -83,12 +83,6 @@ export function hotUpgradeChanges(
   return { images, annotations };
 }
 
-/** Each hot sidecar's idle slot. */
-function idleSlots(ctx: SidecarSetContext, pod: Readonly<Pod>): string[] {
-  const working = workingHotContainers(pod);
-  return ctx.hot.map((hot) => hotSlots(hot, working).idle);
-}
-
 /**
  * Whether a finished hot upgrade waits for its flip (step 5 of OpenKruise's reconcile): an idle
  * slot is not on the empty image, every other sidecar container runs what its spec says, and the
@@ -96,15 +90,13 @@ function idleSlots(ctx: SidecarSetContext, pod: Readonly<Pod>): string[] {
  */
 export function needsFlip(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
   if (ctx.hot.length === 0) return false;
-  const idle = idleSlots(ctx, pod);
+  const working = workingHotContainers(pod);
+  const idle = ctx.hot.map((hot) => hotSlots(hot, working).idle);
   if (ctx.hot.every((hot, k) => imageOf(pod, idle[k] as string) === hot.emptyImage)) return false;
   const others = ctx.containerNames.filter((name) => !idle.includes(name));
-  return isStateConsistent(ctx, pod, others) && hotUpgradingReady(pod, new Set(idle));
-}
-
-function hotUpgradingReady(pod: Readonly<Pod>, idle: ReadonlySet<string>): boolean {
-  if (isRunningAndReady(pod)) return true;
-  return (pod.status?.containerStatuses ?? []).every((s) => idle.has(s.name) || s.ready === true);
+  const statuses = pod.status?.containerStatuses ?? [];
+  const othersReady = statuses.every((s) => idle.includes(s.name) || s.ready === true);
+  return isStateConsistent(ctx, pod, others) && (isRunningAndReady(pod) || othersReady);
 }
 
 /** flipPodSidecarContainerDo: each idle slot not on the empty image goes back to it. */

@@ -47,16 +47,12 @@ export function isUpdated(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
 
 /** IsPodReady: Running, Ready=True, not deleting, and every hot-upgrade empty slot on the empty image. */
 export function isReady(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
-  if (ctx.hot.length > 0 && !emptySlotsHoldEmptyImage(ctx, pod)) return false;
-  return isRunningAndReady(pod);
-}
-
-function emptySlotsHoldEmptyImage(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
+  if (!isRunningAndReady(pod)) return false;
+  if (ctx.hot.length === 0) return true;
   const working = workingHotContainers(pod);
   return ctx.hot.every((h) => {
-    if (h.emptyImage === '') return true;
     const container = podContainer(pod, hotSlots(h, working).idle);
-    return container === undefined || container.image === h.emptyImage;
+    return h.emptyImage === '' || container === undefined || container.image === h.emptyImage;
   });
 }
 
