@@ -59,6 +59,7 @@ interface MatchedPod {
   /**
    * Unavailable because of us: updated, or upgraded in place to an earlier revision (OpenKruise
    * counts updated pods only: docs/adr/0018-in-flight-upgrades-use-budget.md), and not available.
+   * A pod we never wrote counts for nothing when it is not ready, as in OpenKruise.
    */
   takenDown: boolean;
   /** The API server refused to resize the pod to this version (core/pod-annotations/refusals.ts). */
@@ -260,7 +261,7 @@ function recreation(ctx: SidecarSetContext, m: MatchedPod, message: string): Pod
   return recreate;
 }
 
-/** In namespace/name order, as the plan reports pods (docs/adr/0003-stable-upgrade-order.md). */
+/** Sorted in place into namespace/name order, the order the plan reports pods in. */
 function byName<T extends { pod: PodRef }>(items: T[]): T[] {
   return items.sort((a, b) => compareByName(a.pod, b.pod));
 }
