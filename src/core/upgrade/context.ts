@@ -41,7 +41,7 @@ export interface SidecarSetContext {
   strategy: SidecarSetUpdateStrategy;
   /**
    * Pods that cannot change in place are evicted to be recreated (core/upgrade/recreation.ts); off
-   * unless the SidecarSet's annotation says exactly "true".
+   * unless the SidecarSet's sidecarset.dev/recreate-pods says exactly "true".
    */
   recreatePods: boolean;
 }
