@@ -4,6 +4,11 @@ import type { LabelSelector, LabelSelectorRequirement } from '../api/k8s-types.j
 
 export type Labels = Readonly<Record<string, string>>;
 
+/** The label's value, as a Go map lookup reads it: never a property of Object.prototype. */
+export function labelValue(labels: Labels, key: string): string | undefined {
+  return Object.hasOwn(labels, key) ? labels[key] : undefined;
+}
+
 /** True when the selector has neither matchLabels nor matchExpressions entries. */
 export function isEmptySelector(selector: LabelSelector): boolean {
   return (
@@ -52,24 +57,23 @@ export function validSelectorMatches(selector: LabelSelector, labels: Labels): b
 
 function everyRequirementHolds(selector: LabelSelector, labels: Labels): boolean {
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
-    if (labels[key] !== value) return false;
+    if (labelValue(labels, key) !== value) return false;
   }
   return (selector.matchExpressions ?? []).every((req) => requirementHolds(req, labels));
 }
 
 function requirementHolds(req: LabelSelectorRequirement, labels: Labels): boolean {
-  const present = Object.hasOwn(labels, req.key);
-  const value = labels[req.key];
+  const value = labelValue(labels, req.key);
   const values = req.values ?? [];
   switch (req.operator) {
     case 'In':
-      return present && value !== undefined && values.includes(value);
+      return value !== undefined && values.includes(value);
     case 'NotIn':
-      return !present || value === undefined || !values.includes(value);
+      return value === undefined || !values.includes(value);
     case 'Exists':
-      return present;
+      return value !== undefined;
     case 'DoesNotExist':
-      return !present;
+      return value === undefined;
     default:
       throw unsupportedOperator(req);
   }

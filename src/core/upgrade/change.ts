@@ -93,16 +93,8 @@ export function buildPodFlip(ctx: SidecarSetContext, pod: Readonly<Pod>, now: Da
 }
 
 /** The annotations of `after` whose value differs from `before`'s. */
-function changedAnnotations(
-  before: Readonly<Record<string, string>>,
-  after: Readonly<Record<string, string>>,
-): Record<string, string> {
-  const annotations: Record<string, string> = {};
-  for (const key in after) {
-    const value = after[key] as string;
-    if (before[key] !== value) annotations[key] = value;
-  }
-  return annotations;
+function changedAnnotations(before: Record<string, string>, after: Record<string, string>) {
+  return Object.fromEntries(Object.entries(after).filter(([key, value]) => before[key] !== value));
 }
 
 /** The in-place-update state with the upgraded containers' imageIDs just before the write. */

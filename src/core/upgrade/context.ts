@@ -13,7 +13,6 @@ export interface HotSlot {
   name: string;
   slots: readonly [string, string];
   emptyImage: string;
-  /** The SidecarSet's image for this sidecar. */
   image: string;
 }
 
@@ -27,10 +26,7 @@ export interface SidecarSetContext {
   containerNames: readonly string[];
   /** Cold sidecar container name → the SidecarSet's image; native sidecars included. */
   images: ReadonlyMap<string, string>;
-  /**
-   * Cold sidecar container name → the SidecarSet's resources, for those without a
-   * resourcesPolicy (its resources are computed per pod at injection and never resized).
-   */
+  /** Cold sidecar → its resources, unless a resourcesPolicy computes them per pod at injection. */
   resources: ReadonlyMap<string, JsonObject>;
   hot: readonly HotSlot[];
   /** sidecarList of the hash entry: containers plus native-sidecar init containers, sorted. */
@@ -39,10 +35,7 @@ export interface SidecarSetContext {
   /** metadata.resourceVersion: hot-upgrade slots record the version they run (util_hotupgrade.go). */
   resourceVersion: string;
   strategy: SidecarSetUpdateStrategy;
-  /**
-   * Pods that cannot change in place are evicted to be recreated (core/upgrade/recreation.ts); off
-   * unless the SidecarSet's sidecarset.dev/recreate-pods says exactly "true".
-   */
+  /** sidecarset.dev/recreate-pods is exactly "true" (core/upgrade/recreation.ts). */
   recreatePods: boolean;
 }
 

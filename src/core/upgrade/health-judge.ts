@@ -1,10 +1,6 @@
 /**
- * The health of pods whose sidecars the controller upgraded in place (docs/adr/0014-health-gated-rollouts.md):
- * healthy once every sidecar of the SidecarSet runs the new image and is ready, and the pod is
- * Ready (when it was before the upgrade); failed when a sidecar restarted more than the tolerated
- * number of times since the upgrade (crash loop), or when the progress deadline has passed since
- * the upgrade and the pod is not healthy (never got there, or stopped being so). Judged from the
- * pod's status and its sidecarset.dev/upgrade-baseline annotation alone.
+ * The health of a pod whose sidecars the controller upgraded in place, judged from its status and
+ * its sidecarset.dev/upgrade-baseline annotation alone (docs/adr/0014-health-gated-rollouts.md).
  */
 import type { Pod } from '../api/k8s-types.js';
 import type { SidecarSetContext } from './context.js';
@@ -37,12 +33,9 @@ export function judgedContainers(
   ctx: SidecarSetContext,
   pod: Readonly<Pod>,
 ): { name: string; image: string }[] {
-  const out = [...ctx.images].map(([name, image]) => ({ name, image }));
-  if (ctx.hot.length > 0) {
-    const working = workingHotContainers(pod);
-    for (const h of ctx.hot) out.push({ name: hotSlots(h, working).working, image: h.image });
-  }
-  return out;
+  const working = workingHotContainers(pod);
+  const hot = ctx.hot.map((h) => ({ name: hotSlots(h, working).working, image: h.image }));
+  return [...[...ctx.images].map(([name, image]) => ({ name, image })), ...hot];
 }
 
 /**

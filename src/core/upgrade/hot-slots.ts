@@ -26,10 +26,6 @@ function imageOf(pod: Readonly<Pod>, name: string): string {
   return podContainer(pod, name)?.image ?? '';
 }
 
-function change(pod: Readonly<Pod>, slot: string, to: string): ImageChange {
-  return { container: slot, from: imageOf(pod, slot), to };
-}
-
 /** A slot is ready when its status says so and the kubelet runs what its spec says. */
 function slotReady(ctx: SidecarSetContext, pod: Readonly<Pod>, slot: string): boolean {
   const ready = containerStatus(pod, slot)?.ready === true;
@@ -72,7 +68,7 @@ export function hotUpgradeChanges(
   for (const hot of ctx.hot) {
     const { slot, other } = slotToUpgrade(ctx, hot, pod);
     if (imageOf(pod, other) === hot.image) continue;
-    images.push(change(pod, slot, hot.image));
+    images.push({ container: slot, from: imageOf(pod, slot), to: hot.image });
     working[hot.name] = slot;
     annotations[versionAnnotation(slot)] = ctx.resourceVersion;
     annotations[versionAltAnnotation(slot)] = before[versionAnnotation(other)] ?? '';
@@ -110,7 +106,7 @@ export function flipChanges(
   for (const hot of ctx.hot) {
     const slots = hotSlots(hot, working);
     if (imageOf(pod, slots.idle) === hot.emptyImage) continue;
-    images.push(change(pod, slots.idle, hot.emptyImage));
+    images.push({ container: slots.idle, from: imageOf(pod, slots.idle), to: hot.emptyImage });
     annotations[versionAnnotation(slots.idle)] = '0';
     annotations[versionAltAnnotation(slots.working)] = '0';
   }

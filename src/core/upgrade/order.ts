@@ -9,7 +9,7 @@
 import type { Pod } from '../api/k8s-types.js';
 import { compareByName, podNamespace } from '../api/pod-ref.js';
 import type { Labels } from '../matching/selector.js';
-import { validSelectorMatches } from '../matching/selector.js';
+import { labelValue, validSelectorMatches } from '../matching/selector.js';
 import type { UpdatePriorityStrategy } from '../api/sidecarset-types.js';
 import { readyCondition } from '../api/pod-status.js';
 
@@ -116,11 +116,8 @@ function orderPriority(
 ): { level: number; levelValue: bigint } {
   const terms = priority?.orderPriority ?? [];
   for (let level = 0; level < terms.length; level++) {
-    const key = terms[level]?.orderedKey ?? '';
-    const value = labels[key];
-    if (value !== undefined && Object.hasOwn(labels, key)) {
-      return { level, levelValue: trailingNumber(value) };
-    }
+    const value = labelValue(labels, terms[level]?.orderedKey ?? '');
+    if (value !== undefined) return { level, levelValue: trailingNumber(value) };
   }
   return { level: -1, levelValue: 0n };
 }

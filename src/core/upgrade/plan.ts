@@ -41,11 +41,7 @@ import type {
 } from './types.js';
 import type { PodRef } from '../api/pod-ref.js';
 
-/**
- * A matched pod, read once. Pods are read in the order given (a fleet is read front to back,
- * which is what a large one's memory rewards); only what the plan reports is put in
- * namespace/name order.
- */
+/** A matched pod, read once, in the order given (only what the plan reports is sorted by name). */
 interface MatchedPod {
   pod: Readonly<Pod>;
   ref: PodRef;
@@ -211,9 +207,8 @@ export function planUpgrade(
 }
 
 /**
- * Every given pod once: matched (in the order given) or excluded, with the reason. With
- * recreation on, pods on an older version being deleted are Recreating: evicted, most likely,
- * and their replacements not ready yet (or not even created), so they use the budget.
+ * Every given pod once: matched (in the order given) or excluded, with the reason. Recreating
+ * pods (evicted, most likely, and not yet replaced) use the budget.
  */
 function readPods(
   ctx: SidecarSetContext,

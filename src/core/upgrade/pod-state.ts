@@ -26,12 +26,6 @@ export function isInjectedBy(ctx: SidecarSetContext, pod: Readonly<Pod>): boolea
   return injectedNames(pod).includes(ctx.name);
 }
 
-/** The pod's containers named, in the pod's order: app containers, then init containers. */
-function podContainers(pod: Readonly<Pod>, names: readonly string[]): Container[] {
-  const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
-  return all.filter((c) => names.includes(c.name));
-}
-
 /** The pod holds every sidecar container (both slots and a working entry for hot ones). */
 export function hasEverySidecar(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
   if (!ctx.containerNames.every((name) => podContainer(pod, name) !== undefined)) return false;
@@ -68,7 +62,8 @@ export function isStateConsistent(
 ): boolean {
   const statuses = pod.status?.containerStatuses ?? [];
   if (pod.spec.containers.length !== statuses.length) return false;
-  const containers = podContainers(pod, names);
+  const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
+  const containers = all.filter((c) => names.includes(c.name));
   if (!containers.every((c) => resourcesApplied(pod, c))) return false;
   // Digests are compared up to the first image that is not one; from there the state decides.
   for (const container of containers) {
@@ -105,9 +100,8 @@ function isUpdateCompleted(
 }
 
 /**
- * This SidecarSet has written one of the pod's sidecar images in place, for its current revision
- * or an earlier one: its entry in kruise.io/sidecarset-inplace-update-state records a container.
- * (Ours; OpenKruise has no such predicate. A value that does not parse records nothing.)
+ * Ours: this SidecarSet wrote a sidecar image in place, for any of its revisions (its entry of
+ * kruise.io/sidecarset-inplace-update-state records a container; a value that does not parse, none).
  */
 export function isUpgradedInPlace(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
   const raw = pod.metadata.annotations?.[SIDECARSET_INPLACE_UPDATE_STATE];
@@ -117,10 +111,9 @@ export function isUpgradedInPlace(ctx: SidecarSetContext, pod: Readonly<Pod>): b
 }
 
 /**
- * IsSidecarSetUpgradable, first half: a different without-image hash means a change beyond
- * images, which is not upgradable unless only resources changed too and the pods can be resized
- * (ours). Why the pod's sidecars cannot change in place; undefined when they can.
- * `options`: whether the API server resizes pods, and the versions the SidecarSet's history knows.
+ * IsSidecarSetUpgradable, first half: why the pod's sidecars cannot change in place (undefined when
+ * they can). A different without-image hash means more than images changed: upgradable only when
+ * the rest is resources (ours) and the API server resizes pods.
  */
 export function whyNotUpgradable(
   ctx: SidecarSetContext,

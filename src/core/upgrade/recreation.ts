@@ -1,9 +1,7 @@
 /**
- * Recreation through evictions (ours; docs/adr/0024-recreation-through-evictions.md): with the
- * SidecarSet annotation sidecarset.dev/recreate-pods: "true", a pod whose sidecars cannot change in
- * place (env, command, volume mounts…) is evicted instead of left on its old sidecar, at the pace
- * of the update strategy, when a controller recreates it; the webhook injects the new sidecar into
- * the replacement. Evictions honour PodDisruptionBudgets.
+ * Recreation through evictions (ours; docs/adr/0024-recreation-through-evictions.md): with
+ * sidecarset.dev/recreate-pods: "true", a pod whose sidecars cannot change in place is evicted at
+ * the update strategy's pace, and the webhook injects the new sidecar into its replacement.
  */
 import type { Pod } from '../api/k8s-types.js';
 

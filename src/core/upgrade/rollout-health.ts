@@ -1,10 +1,8 @@
 /**
  * The health gate of a rollout (docs/adr/0014-health-gated-rollouts.md): whether it must pause
  * because too many upgraded pods failed, or because the status records such a pause that still
- * holds. A pause holds, even once the failed pods recover, until the spec changes (a new
- * generation: a fix or an undo), a user resumes (sidecarset.dev/resumed-at later than the
- * pause), or the gate is turned off. Pure: the same SidecarSet, pods and time give the same
- * answer in any process, so a new leader keeps the pause the old one found.
+ * holds: until the spec changes, a user resumes, or the gate is turned off. Pure, so a new leader
+ * keeps the pause the old one found.
  */
 import type { Pod } from '../api/k8s-types.js';
 import { compareByName, podNamespace } from '../api/pod-ref.js';

@@ -6,6 +6,7 @@
  * namespace/name order, so the expansion does not depend on the input order either.
  */
 import type { Labels } from '../matching/selector.js';
+import { labelValue } from '../matching/selector.js';
 import type { UpdateScatterTerm } from '../api/sidecarset-types.js';
 import { compareByName } from '../api/pod-ref.js';
 import type { PodRef } from '../api/pod-ref.js';
@@ -27,11 +28,7 @@ export function scatterCandidates<T extends { labels: Labels }>(
   // The terms' labels of each candidate, copied in the order so far: the passes below then read
   // memory front to back rather than all over a fleet's heap (docs/plan.md).
   let order = candidates.map((pod) => ({ pod, labels: pick(pod.labels, keys) }));
-  const totals = new Map(keys.map((key) => [key, valueCounts(matched, key)]));
-  for (const term of scatterTerms(terms, order)) {
-    const counts = totals.get(term.key) ?? new Map<string, number>();
-    order = scatterByTerm(term, order, podsMatching(term, counts, matched.length), matched.length);
-  }
+  for (const term of scatterTerms(terms, order)) order = scatterByTerm(term, order, matched);
   return order.map(({ pod }) => pod);
 }
 
@@ -39,8 +36,8 @@ export function scatterCandidates<T extends { labels: Labels }>(
 function pick(labels: Labels, keys: readonly string[]): Labels {
   const picked: Record<string, string> = {};
   for (const key of keys) {
-    const value = labels[key];
-    if (value !== undefined && Object.hasOwn(labels, key)) picked[key] = value;
+    const value = labelValue(labels, key);
+    if (value !== undefined) picked[key] = value;
   }
   return picked;
 }
@@ -65,8 +62,8 @@ export function expandScatterTerms(
 function valuesByFirstPod(pods: readonly { labels: Labels; ref: PodRef }[], key: string) {
   const first = new Map<string, PodRef>();
   for (const { labels, ref } of pods) {
-    const value = labels[key];
-    if (value === undefined || !Object.hasOwn(labels, key)) continue;
+    const value = labelValue(labels, key);
+    if (value === undefined) continue;
     const seen = first.get(value);
     if (seen === undefined || compareByName(ref, seen) < 0) first.set(value, ref);
   }
@@ -77,21 +74,10 @@ function valuesByFirstPod(pods: readonly { labels: Labels; ref: PodRef }[], key:
 function valueCounts(pods: readonly { labels: Labels }[], key: string): Map<string, number> {
   const counts = new Map<string, number>();
   for (const { labels } of pods) {
-    const value = labels[key];
-    if (value !== undefined && Object.hasOwn(labels, key)) {
-      counts.set(value, (counts.get(value) ?? 0) + 1);
-    }
+    const value = labelValue(labels, key);
+    if (value !== undefined) counts.set(value, (counts.get(value) ?? 0) + 1);
   }
   return counts;
-}
-
-/** Of `total` pods, those the term matches: without the label too when its value is "" (Go reads ""). */
-function podsMatching(term: ScatterTerm, counts: ReadonlyMap<string, number>, total: number) {
-  const carrying = counts.get(term.value) ?? 0;
-  if (term.value !== '') return carrying;
-  let carryingKey = 0;
-  for (const n of counts.values()) carryingKey += n;
-  return carrying + total - carryingKey;
 }
 
 /**
@@ -112,24 +98,23 @@ function scatterTerms(terms: readonly ScatterTerm[], candidates: readonly { labe
     .map((t) => t.term);
 }
 
-/**
- * scatterPodsByRule: the order with the term's pods spread evenly among the others;
- * `totalMatching` of `total` matched pods match the term.
- */
+/** Go's `pod.Labels[key] == value`: a missing label reads as "". */
+function carries(pod: { labels: Labels }, { key, value }: ScatterTerm): boolean {
+  return (labelValue(pod.labels, key) ?? '') === value;
+}
+
+/** scatterPodsByRule: the order with the term's pods spread evenly among the others. */
 function scatterByTerm<T extends { labels: Labels }>(
-  { key, value }: ScatterTerm,
+  term: ScatterTerm,
   order: readonly T[],
-  totalMatching: number,
-  total: number,
+  matched: readonly { labels: Labels }[],
 ): T[] {
   const matching: T[] = [];
   const others: T[] = [];
-  for (const pod of order) {
-    // Go's `pod.Labels[key] == value`: a missing label reads as "".
-    const label = Object.hasOwn(pod.labels, key) ? pod.labels[key] : '';
-    (label === value ? matching : others).push(pod);
-  }
+  for (const pod of order) (carries(pod, term) ? matching : others).push(pod);
   if (matching.length <= 1 || others.length <= 1) return [...order];
+  const total = matched.length;
+  const totalMatching = matched.filter((pod) => carries(pod, term)).length;
   // The last matching pod is set aside and goes to the very end.
   const last = matching.pop() as T;
   const group = groupByDensity(

@@ -5,9 +5,7 @@ import type { RolloutHealth } from './rollout-health.js';
 
 /** Why a pod waits; each reason's message is in plan.ts (docs/plan.md lists them). */
 export type HoldReason =
-  /** Kept on the old version by updateStrategy.partition. */
   | 'Partition'
-  /** Eligible, but the maxUnavailable budget is spent this round. */
   | 'MaxUnavailable'
   | 'NotSelected'
   | 'Paused'
@@ -48,10 +46,7 @@ export interface PodUpgrade {
   annotations: Record<string, string>;
 }
 
-/**
- * A pod whose sidecars cannot change in place, evicted so that its controller recreates it with
- * the new sidecar (core/upgrade/recreation.ts).
- */
+/** A pod whose sidecars cannot change in place, evicted to be recreated (core/upgrade/recreation.ts). */
 export interface PodRecreate {
   pod: PodRef;
   /** Why not in place. */
@@ -77,11 +72,7 @@ export interface BudgetSummary {
   partition: number;
   /** maxUnavailable, scaled against matched pods. */
   maxUnavailable: number;
-  /**
-   * Pods unavailable because of the controller before this round: updated, or upgraded in place
-   * to an earlier revision, and not consistent or not ready; with recreation on, also pods on
-   * an older version that are being deleted (evicted, not yet replaced).
-   */
+  /** Unavailable because of the controller before this round (MatchedPod.takenDown; Recreating). */
   unavailable: number;
   /** The same after this round's upgrades start (not-ready pods taken add nothing). */
   unavailableAfter: number;
@@ -99,10 +90,7 @@ export interface UpgradePlan {
   upgrade: PodUpgrade[];
   /** This round's pods to evict and recreate, in order (with recreation on). */
   recreate: PodRecreate[];
-  /**
-   * Hot upgrades finished and flipped this round (the old slot back on the empty image; the hash
-   * annotation unchanged), in namespace/name order; nothing else then.
-   */
+  /** Finished hot upgrades flipped this round, in namespace/name order; nothing else then. */
   flip: PodUpgrade[];
   /** A field changed that cannot change in place (the message says which). */
   notUpgradable: SkippedPod<'UpdateImmutableField'>[];
@@ -121,9 +109,6 @@ export interface PlanOptions {
   now: Date;
   /** The API server has the pods/resize subresource (default true). */
   podResize?: boolean;
-  /**
-   * The SidecarSet's versions its ControllerRevisions record (resizableVersions in
-   * core/revisions/history.ts); without them, resources change only by recreating pods.
-   */
+  /** resizableVersions (core/revisions/history.ts); without them, resources change by recreation. */
   versions?: ReadonlyMap<string, string>;
 }
