@@ -98,23 +98,21 @@ function scatterTerms(terms: readonly ScatterTerm[], candidates: readonly { labe
     .map((t) => t.term);
 }
 
-/** Go's `pod.Labels[key] == value`: a missing label reads as "". */
-function carries(pod: { labels: Labels }, { key, value }: ScatterTerm): boolean {
-  return (labelValue(pod.labels, key) ?? '') === value;
-}
-
 /** scatterPodsByRule: the order with the term's pods spread evenly among the others. */
 function scatterByTerm<T extends { labels: Labels }>(
-  term: ScatterTerm,
+  { key, value }: ScatterTerm,
   order: readonly T[],
   matched: readonly { labels: Labels }[],
 ): T[] {
+  // Go's `pod.Labels[key] == value`: a missing label reads as "".
+  const carries = (pod: { labels: Labels }): boolean =>
+    (labelValue(pod.labels, key) ?? '') === value;
   const matching: T[] = [];
   const others: T[] = [];
-  for (const pod of order) (carries(pod, term) ? matching : others).push(pod);
+  for (const pod of order) (carries(pod) ? matching : others).push(pod);
   if (matching.length <= 1 || others.length <= 1) return [...order];
   const total = matched.length;
-  const totalMatching = matched.filter((pod) => carries(pod, term)).length;
+  const totalMatching = matched.filter(carries).length;
   // The last matching pod is set aside and goes to the very end.
   const last = matching.pop() as T;
   const group = groupByDensity(
