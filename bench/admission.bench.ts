@@ -1,6 +1,7 @@
 /**
  * Pod admission over HTTPS, at the settings users run: the real webhook (files mode, the default
- * log level `info`, one log line per admission) with 1, 100 and 1,000 SidecarSets loaded, side by
+ * log level `info`, one log line per admission, node started with the image's flags:
+ * bench/image-node-flags.ts) with 1, 100 and 1,000 SidecarSets loaded, side by
  * side with a bare fastify server doing a naive one-sidecar injection (fast-json-patch), in the
  * same run. Both get the same TLS policy and certificate, the same HTTP (keep-alive, 16
  * connections) and the same body, sent compact as the API server sends it:
@@ -33,6 +34,7 @@ import jsonPatch from 'fast-json-patch';
 import type { Pod } from '../src/core/api/k8s-types.js';
 import { ensureDevCertificates } from '../src/server/tls.js';
 import { EXAMPLES, REALISTIC_REVIEW, writeSidecarSets } from './admission-fixtures.js';
+import { IMAGE_NODE_FLAGS } from './image-node-flags.js';
 import type { ChildMessage, ParentMessage } from './admission-server.js';
 
 const SIZES = [1, 100, 1_000];
@@ -184,7 +186,13 @@ async function startServer(
   fixture: { ca: string; bodies: readonly Body[] },
 ): Promise<Server> {
   const child = fork(SERVER_ENTRY, args, {
-    execArgv: ['--import', 'tsx', ...profileFlags()],
+    // The webhook runs with the image's node flags; the naive injector as plain node runs it.
+    execArgv: [
+      ...(name === 'webhook' ? IMAGE_NODE_FLAGS : []),
+      '--import',
+      'tsx',
+      ...profileFlags(),
+    ],
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   const server = { name, sidecarSets, child, url: '', logLines: 0 };

@@ -1,5 +1,6 @@
 /**
  * How much memory `sidecarset serve` needs, as users run it: the built binary as its own process,
+ * started with the node flags of the image's entrypoint (bench/image-node-flags.ts),
  * in files mode with the article's SidecarSet, and in cluster mode (webhook + controller) against
  * the fake API server of test/fake-apiserver holding 0, 10,000 and 30,000 injected pods. Reports
  * the resident set (VmRSS) once the controller has cached every pod and the process has settled,
@@ -34,6 +35,7 @@ import type { JsonObject } from '../test/fake-apiserver/index.js';
 import { PODS, SIDECARSETS, startFakeApiServer } from '../test/fake-apiserver/index.js';
 import { nginxPod } from '../test/controller/cluster.js';
 import { REALISTIC_REVIEW, writeSidecarSets } from './admission-fixtures.js';
+import { IMAGE_NODE_FLAGS } from './image-node-flags.js';
 
 const root = new URL('../', import.meta.url).pathname;
 const counts = (process.env['BENCH_POD_COUNTS'] ?? '0,10000,30000').split(',').map(Number);
@@ -178,9 +180,9 @@ async function filesRow(sidecarSets: string, dir: string): Promise<number> {
   }
 }
 
-/** The built `sidecarset serve` with `args`, on free ports, its files in `dir`. */
+/** The built `sidecarset serve` with `args` and the image's node flags, on free ports, its files in `dir`. */
 function serve(dir: string, ...args: string[]): Promise<Started> {
-  return start(['bin/sidecarset.js', 'serve', ...args, ...common(dir)]);
+  return start([...IMAGE_NODE_FLAGS, 'bin/sidecarset.js', 'serve', ...args, ...common(dir)]);
 }
 
 function common(dir: string): string[] {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 
@@ -99,8 +100,15 @@ describe('Dockerfile', () => {
   it('runs as a numeric non-root user with the serve entrypoint', () => {
     const [user] = args(runtime, 'USER');
     assert.match(user ?? '', /^[1-9]\d*(:\d+)?$/);
-    assert.deepEqual(args(runtime, 'ENTRYPOINT'), ['["node", "/app/bin/sidecarset.js", "serve"]']);
+    const [entrypoint = '[]'] = args(runtime, 'ENTRYPOINT');
+    const words = JSON.parse(entrypoint) as string[];
+    assert.deepEqual(words, ['node', '--max-semi-space-size=4', '/app/bin/sidecarset.js', 'serve']);
     assert.deepEqual(args(runtime, 'EXPOSE'), ['9443 8080']);
+    // Node accepts the entrypoint's flags (an unknown one would stop the container at start).
+    const run = spawnSync(process.execPath, [...words.slice(1, -2), '-e', '0'], {
+      encoding: 'utf8',
+    });
+    assert.equal(run.status, 0, run.stderr);
     // USER comes after every RUN, so nothing runs as root after the switch, nor needs to.
     const ops = runtime.instructions.map(([o]) => o);
     assert.ok(ops.lastIndexOf('RUN') < ops.indexOf('USER'));
