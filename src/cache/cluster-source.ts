@@ -24,7 +24,7 @@ import {
   listSidecarSets,
 } from '../k8s/collections.js';
 import type { Backoff, Reflector, ReflectorHandlers } from '../k8s/reflector.js';
-import { createReflector } from '../k8s/reflector.js';
+import { createReflector, withoutManagedFields } from '../k8s/reflector.js';
 import { failingCaches } from '../k8s/failing-caches.js';
 import {
   DEFAULT_REVISION_NAMESPACE,
@@ -66,7 +66,7 @@ export function createClusterSource(options: ClusterSourceOptions): SnapshotSour
     ...common,
     path: SIDECARSETS_PATH,
     list: listSidecarSets(options.kubeConfig),
-    transform: (raw: KubernetesObject) => raw,
+    transform: withoutManagedFields,
   });
   const namespaces: Reflector<CachedNamespace> = createReflector({
     ...common,

@@ -3,7 +3,7 @@
  * pods), a keyed work queue, leader election, and reconcile. Every replica keeps its caches warm;
  * only the leader runs the queue, so a takeover starts from a complete cache at once.
  */
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
@@ -22,7 +22,7 @@ import type { LeaderElection } from '../k8s/leader-election.js';
 import { defaultIdentity, startLeaderElection } from '../k8s/leader-election.js';
 import { createKubeWriter } from '../k8s/kube-writer.js';
 import type { Reflector } from '../k8s/reflector.js';
-import { createReflector, objectKey } from '../k8s/reflector.js';
+import { createReflector, objectKey, withoutManagedFields } from '../k8s/reflector.js';
 import { failingCaches } from '../k8s/failing-caches.js';
 import type { StoredRevision } from '../core/revisions/history.js';
 import type { RevisionWriter } from '../k8s/revisions.js';
@@ -406,7 +406,7 @@ export class Controller {
       kubeConfig: this.options.kubeConfig,
       path: SIDECARSETS_PATH,
       list: listSidecarSets(this.options.kubeConfig),
-      transform: withoutManagedFields,
+      transform: (raw) => withoutManagedFields(raw) as unknown as SidecarSet,
       logger: this.log,
       handlers: {
         onAdd: (ss) => {
@@ -501,13 +501,6 @@ export class Controller {
 
 function keyOf(pod: Pod): string {
   return objectKey(pod.metadata.namespace, pod.metadata.name ?? '');
-}
-
-/** A plain copy without metadata.managedFields, which nothing here reads. */
-function withoutManagedFields(raw: KubernetesObject): SidecarSet {
-  const copy = structuredClone(raw) as unknown as SidecarSet;
-  delete copy.metadata['managedFields'];
-  return copy;
 }
 
 function sameAnnotations(

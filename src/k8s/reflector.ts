@@ -227,6 +227,16 @@ async function defaultDelay(ms: number, signal: AbortSignal): Promise<void> {
   }
 }
 
+/**
+ * A transform that drops metadata.managedFields, which the API server adds to every object and
+ * nothing here reads (controller-runtime's cache.TransformStripManagedFields): a shallow copy.
+ */
+export function withoutManagedFields<T extends { metadata?: object }>(raw: T): T {
+  const metadata: Record<string, unknown> = { ...raw.metadata };
+  delete metadata['managedFields'];
+  return { ...raw, metadata };
+}
+
 export function createReflector<Raw, T>(options: ReflectorOptions<Raw, T>): Reflector<T> {
   return new CacheReflector(options);
 }

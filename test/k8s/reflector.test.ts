@@ -10,7 +10,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { pino } from 'pino';
 
 import type { Reflector, ReflectorOptions } from '../../src/k8s/reflector.js';
-import { createReflector } from '../../src/k8s/reflector.js';
+import { createReflector, withoutManagedFields } from '../../src/k8s/reflector.js';
 import type { FakeApiServer, KubeObject, RequestInfo } from '../fake-apiserver/index.js';
 import { CONFIGMAPS, PODS } from '../fake-apiserver/index.js';
 import { Recorder, withServer } from '../fake-apiserver/harness.js';
@@ -465,5 +465,26 @@ describe('createReflector', () => {
         await h.reflector.stop();
       }
     });
+  });
+});
+
+describe('withoutManagedFields', () => {
+  it('drops metadata.managedFields and keeps the rest, leaving the input as it was', () => {
+    const raw = {
+      kind: 'SidecarSet',
+      metadata: {
+        name: 'logtail',
+        labels: { team: 'a' },
+        managedFields: [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:spec': {} } }],
+      },
+      spec: { containers: [{ name: 'logtail' }] },
+    };
+    const before = structuredClone(raw);
+    assert.deepEqual(withoutManagedFields(raw), {
+      kind: 'SidecarSet',
+      metadata: { name: 'logtail', labels: { team: 'a' } },
+      spec: { containers: [{ name: 'logtail' }] },
+    });
+    assert.deepEqual(raw, before);
   });
 });
