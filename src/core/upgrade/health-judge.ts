@@ -33,9 +33,10 @@ export function judgedContainers(
   ctx: SidecarSetContext,
   pod: Readonly<Pod>,
 ): { name: string; image: string }[] {
+  const cold = [...ctx.images].map(([name, image]) => ({ name, image }));
   const working = workingHotContainers(pod);
   const hot = ctx.hot.map((h) => ({ name: hotSlots(h, working).working, image: h.image }));
-  return [...[...ctx.images].map(([name, image]) => ({ name, image })), ...hot];
+  return [...cold, ...hot];
 }
 
 /**
