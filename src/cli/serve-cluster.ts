@@ -1,8 +1,9 @@
 /**
- * What `serve` wires only in cluster mode: the KubeConfig, the SidecarSet cache of the cluster,
- * the upgrade controller and the self-managed certificate. src/cli/serve.ts imports this module
- * only when there is a cluster, because @kubernetes/client-node, which everything here needs,
- * costs about 60 MiB of resident set once loaded and files mode has no use for it.
+ * What `serve` wires only in cluster mode: the KubeConfig, the caches of the cluster that the
+ * webhook and the upgrade controller share, and the self-managed certificate. src/cli/serve.ts
+ * imports this module only when there is a cluster, because @kubernetes/client-node, which
+ * everything here needs, costs about 60 MiB of resident set once loaded and files mode has no
+ * use for it.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -13,6 +14,7 @@ import { createClusterSource } from '../cache/cluster-source.js';
 import { Controller } from '../controller/controller.js';
 import { createCertificateManager } from '../k8s/certificates.js';
 import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
+import { SharedCaches } from '../k8s/shared-caches.js';
 import { observeApiRequests } from '../k8s/api-metrics.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import type { WebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
@@ -34,25 +36,37 @@ export function clusterKubeConfig(file: string | undefined, registry: Registry):
   );
 }
 
-/** The SidecarSets, Namespaces and ControllerRevisions of the cluster, watched. */
-export function clusterSource(
+/** The SidecarSets, Namespaces and ControllerRevisions of the cluster, watched once. */
+export function sharedCaches(
   kubeConfig: KubeConfig,
   logger: Logger,
   revisionNamespace: string,
+): SharedCaches {
+  return new SharedCaches({ kubeConfig, logger, revisionNamespace });
+}
+
+/** The webhook's SidecarSets, from `caches`. */
+export function clusterSource(
+  caches: SharedCaches,
+  logger: Logger,
   onRelist: () => void,
 ): SnapshotSource {
-  return createClusterSource({ kubeConfig, logger, revisionNamespace, onRelist });
+  return createClusterSource({ caches, logger, onRelist });
 }
 
 /** What callers use of a launched controller; its `stop` also waits for `start` to settle. */
 export type LaunchedController = Pick<Controller, 'synced' | 'failing' | 'stop'>;
 
-/** Creates and starts the controller; start-up failures are logged, not thrown. */
+/**
+ * Creates and starts the controller; start-up failures are logged, not thrown. Without `caches`
+ * (the webhook's, when both run in one process) it watches its own.
+ */
 export function launchController(
   kubeConfig: KubeConfig,
   flags: ControllerFlags,
   logger: Logger,
   registry: Registry,
+  caches?: SharedCaches,
 ): LaunchedController {
   const hooks = createControllerMetrics(registry, () => ({
     leading: controller.leading(),
@@ -71,6 +85,7 @@ export function launchController(
       enabled: flags.scopePodWebhook,
     },
     namespace: flags.leaderElectionNamespace,
+    ...(caches === undefined ? {} : { caches }),
     ...(flags.leaderElect
       ? { leaderElection: { namespace: flags.leaderElectionNamespace, name: flags.leaseName } }
       : {}),

@@ -30,6 +30,7 @@ import { DEFAULT_CONTROLLER_FLAGS } from './flags.js';
 import type { ControllerFlags } from './flags.js';
 import type * as ClusterWiring from './serve-cluster.js';
 import type { LaunchedController } from './serve-cluster.js';
+import type { SharedCaches } from '../k8s/shared-caches.js';
 
 export interface ServeOptions {
   sidecarsets?: string;
@@ -121,7 +122,7 @@ async function startAll(
 ): Promise<Omit<Served, 'close'>> {
   // The cache-size gauge reads the source lazily, at scrape time.
   const metrics = createMetrics(() => source);
-  const cluster = await clusterOf(options, metrics);
+  const cluster = await clusterOf(options, metrics, logger);
   const source = createSource(options, cluster, logger, metrics);
   stops.push({ what: 'SidecarSet cache', stop: () => source.stop() });
   const controller = startControllerIfWanted(options, cluster, logger, metrics);
@@ -202,9 +203,13 @@ export async function runServe(options: ServeOptions, io: Io): Promise<number> {
   return 0;
 }
 
-/** Cluster mode: the KubeConfig, and the module that wires what uses it (src/cli/serve-cluster.ts). */
+/**
+ * Cluster mode: the KubeConfig, the caches the webhook and the controller share, and the module
+ * that wires what uses them (src/cli/serve-cluster.ts).
+ */
 interface Cluster {
   kubeConfig: KubeConfig;
+  caches: SharedCaches;
   wiring: typeof ClusterWiring;
 }
 
@@ -212,10 +217,14 @@ interface Cluster {
 async function clusterOf(
   options: ServeOptions,
   metrics: WebhookMetrics,
+  logger: Logger,
 ): Promise<Cluster | undefined> {
   if (options.sidecarsets !== undefined) return undefined;
   const wiring = await import('./serve-cluster.js');
-  return { kubeConfig: wiring.clusterKubeConfig(options.kubeconfig, metrics.registry), wiring };
+  const kubeConfig = wiring.clusterKubeConfig(options.kubeconfig, metrics.registry);
+  const { leaderElectionNamespace } = options.controllerOptions ?? DEFAULT_CONTROLLER_FLAGS;
+  const caches = wiring.sharedCaches(kubeConfig, logger, leaderElectionNamespace);
+  return { kubeConfig, caches, wiring };
 }
 
 function createSource(
@@ -234,14 +243,9 @@ function createSource(
       },
     });
   }
-  return cluster.wiring.clusterSource(
-    cluster.kubeConfig,
-    logger,
-    (options.controllerOptions ?? DEFAULT_CONTROLLER_FLAGS).leaderElectionNamespace,
-    () => {
-      metrics.reloads.inc({ result: 'relist' });
-    },
-  );
+  return cluster.wiring.clusterSource(cluster.caches, logger, () => {
+    metrics.reloads.inc({ result: 'relist' });
+  });
 }
 
 /** The upgrade controller beside the webhook: on by default in cluster mode, off in files mode. */
@@ -261,6 +265,7 @@ function startControllerIfWanted(
     options.controllerOptions ?? DEFAULT_CONTROLLER_FLAGS,
     logger,
     metrics.registry,
+    cluster.caches,
   );
 }
 

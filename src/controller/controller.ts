@@ -1,7 +1,8 @@
 /**
- * The upgrade controller, assembled: caches (reflectors over SidecarSets, Namespaces and slim
- * pods), a keyed work queue, leader election, and reconcile. Every replica keeps its caches warm;
- * only the leader runs the queue, so a takeover starts from a complete cache at once.
+ * The upgrade controller, assembled: caches (the SidecarSets, Namespaces and ControllerRevisions
+ * it shares with the webhook of its process, src/k8s/shared-caches.ts, and its own slim pods), a
+ * keyed work queue, leader election, and reconcile. Every replica keeps its caches warm; only the
+ * leader runs the queue, so a takeover starts from a complete cache at once.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -10,28 +11,15 @@ import type { Logger } from 'pino';
 import type { FailingCache } from '../cache/snapshot.js';
 import type { Pod } from '../core/api/k8s-types.js';
 import type { SidecarSet } from '../core/api/sidecarset-types.js';
-import type { CachedNamespace } from '../k8s/collections.js';
-import {
-  NAMESPACES_PATH,
-  SIDECARSETS_PATH,
-  cachedNamespace,
-  listNamespaces,
-  listSidecarSets,
-} from '../k8s/collections.js';
 import type { LeaderElection } from '../k8s/leader-election.js';
 import { defaultIdentity, startLeaderElection } from '../k8s/leader-election.js';
 import { createKubeWriter } from '../k8s/kube-writer.js';
 import type { Reflector } from '../k8s/reflector.js';
-import { createReflector, objectKey, withoutManagedFields } from '../k8s/reflector.js';
+import { createReflector, objectKey } from '../k8s/reflector.js';
 import { failingCaches } from '../k8s/failing-caches.js';
-import type { StoredRevision } from '../core/revisions/history.js';
 import type { RevisionWriter } from '../k8s/revisions.js';
-import {
-  DEFAULT_REVISION_NAMESPACE,
-  createRevisionReflector,
-  createRevisionWriter,
-  revisionsOf,
-} from '../k8s/revisions.js';
+import { DEFAULT_REVISION_NAMESPACE, createRevisionWriter, revisionsOf } from '../k8s/revisions.js';
+import { SharedCaches } from '../k8s/shared-caches.js';
 import { slimPod } from '../k8s/slim-pod.js';
 import type { WebhookScope } from '../core/scope/webhook-scope.js';
 import type { ScopeWriter } from '../k8s/webhook-scope-writer.js';
@@ -74,6 +62,11 @@ export interface ControllerOptions {
   burst?: number;
   /** Where the SidecarSets' ControllerRevisions live (default sidecarset-system). */
   namespace?: string;
+  /**
+   * The SidecarSets, Namespaces and ControllerRevisions shared with the webhook of this process
+   * (src/k8s/shared-caches.ts); without them the controller watches its own.
+   */
+  caches?: SharedCaches;
   /** Without it, this process reconciles as soon as its caches have synced. */
   leaderElection?: LeaderElectionConfig;
   /** Plan and log, write nothing, send no events. */
@@ -125,10 +118,8 @@ export class Controller {
   private readonly expectations: UpgradeExpectations = createUpgradeExpectations();
   private readonly scopeWriter: ScopeWriter | undefined;
   private readonly scopeKeeper: ScopeKeeper | undefined;
-  private readonly sidecarSets: Reflector<SidecarSet>;
-  private readonly namespaces: Reflector<CachedNamespace>;
+  private readonly caches: SharedCaches;
   private readonly podCache: Reflector<Pod>;
-  private readonly revisions: Reflector<StoredRevision>;
   private readonly missedPods: MissedPodsScanner;
   private readonly deps: ReconcileDeps;
   /** The queue of the current leadership; undefined when not leading. */
@@ -138,6 +129,8 @@ export class Controller {
   /** Without leader election: the leadership that `stop` ends. */
   private standalone: AbortController | undefined;
   private stopped = false;
+  /** Aborted by stop(): ends a start() still waiting for caches that another user keeps open. */
+  private readonly stopping = new AbortController();
 
   constructor(options: ControllerOptions) {
     this.options = options;
@@ -152,20 +145,18 @@ export class Controller {
       });
       this.scopeKeeper = this.createScopeKeeper(scopeConfig, this.scopeWriter);
     }
-    this.sidecarSets = this.createSidecarSetReflector();
-    this.namespaces = this.createNamespaceReflector();
-    this.podCache = this.createPodReflector();
     const revisionNamespace = options.namespace ?? DEFAULT_REVISION_NAMESPACE;
-    this.revisions = createRevisionReflector({
-      kubeConfig: options.kubeConfig,
-      namespace: revisionNamespace,
-      logger: this.log,
-    });
+    this.caches =
+      options.caches ??
+      new SharedCaches({ kubeConfig: options.kubeConfig, logger: this.log, revisionNamespace });
+    this.handleCacheEvents();
+    this.podCache = this.createPodReflector();
 
+    const { sidecarSets, namespaces } = this.caches;
     const view: ControllerView = {
-      sidecarSet: (name) => this.sidecarSets.get(objectKey(undefined, name)),
+      sidecarSet: (name) => sidecarSets.get(objectKey(undefined, name)),
       podsInjectedBy: (name) => this.pods.podsOf(name),
-      namespaces: { get: (name) => this.namespaces.get(objectKey(undefined, name))?.labels },
+      namespaces: { get: (name) => namespaces.get(objectKey(undefined, name))?.labels },
     };
     const logPlan = (msg: string, fields: Record<string, unknown>): void => {
       this.log.info(fields, msg);
@@ -176,7 +167,7 @@ export class Controller {
       ? dryRunRevisionWriter(logPlan)
       : createRevisionWriter(options.kubeConfig, revisionNamespace);
     this.missedPods = createMissedPodsScanner({
-      sidecarSets: () => this.sidecarSets.list(),
+      sidecarSets: () => sidecarSets.list(),
       pods: () => this.podCache.list(),
       namespaces: view.namespaces,
       webhookSelectors: () => this.scopeWriter?.webhookSelectors() ?? {},
@@ -190,16 +181,16 @@ export class Controller {
 
   /** Starts the caches and leader election; resolves once the caches have synced. */
   async start(): Promise<void> {
-    await Promise.all([
-      this.sidecarSets.start(),
-      this.namespaces.start(),
-      this.podCache.start(),
-      this.revisions.start(),
-    ]);
-    // stop() while the caches were syncing: never begin to lead.
     if (this.stopped) return;
+    const synced = Promise.all([this.caches.start(), this.podCache.start()]);
+    const stopped = new Promise((resolve) => {
+      this.stopping.signal.addEventListener('abort', resolve, { once: true });
+    });
+    await Promise.race([synced, stopped]);
+    // stop() while the caches were syncing: never begin to lead.
+    if (this.stopping.signal.aborted) return;
     this.log.info(
-      { pods: this.pods.size(), sidecarSets: this.sidecarSets.size() },
+      { pods: this.pods.size(), sidecarSets: this.caches.sidecarSets.size() },
       'controller caches synced',
     );
     const le = this.options.leaderElection;
@@ -214,34 +205,20 @@ export class Controller {
   /** Stops reconciling and the caches; `release: false` keeps the Lease, as a crash would. */
   async stop(stopOptions: { release?: boolean } = {}): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     this.standalone?.abort();
     await this.election?.stop({ release: stopOptions.release ?? true });
     await this.queue?.shutdown({ drain: false });
-    await Promise.all([
-      this.sidecarSets.stop(),
-      this.namespaces.stop(),
-      this.podCache.stop(),
-      this.revisions.stop(),
-    ]);
+    await Promise.all([this.caches.stop(), this.podCache.stop()]);
   }
 
   synced(): boolean {
-    return (
-      this.sidecarSets.synced() &&
-      this.namespaces.synced() &&
-      this.podCache.synced() &&
-      this.revisions.synced()
-    );
+    return this.caches.synced() && this.podCache.synced();
   }
 
   /** The caches not current now because their list or watch fails. */
   failing(): FailingCache[] {
-    return failingCaches({
-      SidecarSets: this.sidecarSets,
-      Namespaces: this.namespaces,
-      Pods: this.podCache,
-      ControllerRevisions: this.revisions,
-    });
+    return failingCaches({ ...this.caches.named(), Pods: this.podCache });
   }
 
   leading(): boolean {
@@ -334,11 +311,11 @@ export class Controller {
   }
 
   private sidecarSetNames(): string[] {
-    return this.sidecarSets.list().map((ss) => ss.metadata.name ?? '');
+    return this.caches.sidecarSets.list().map((ss) => ss.metadata.name ?? '');
   }
 
   private sidecarSetsWithNamespaceRules(): string[] {
-    return this.sidecarSets
+    return this.caches.sidecarSets
       .list()
       .filter((ss) => ss.spec.namespaceSelector !== undefined || ss.spec.namespace)
       .map((ss) => ss.metadata.name ?? '');
@@ -372,10 +349,6 @@ export class Controller {
     this.enqueue([ss.metadata.name ?? '']);
   }
 
-  private onNamespaceEvent(): void {
-    this.enqueue(this.sidecarSetsWithNamespaceRules());
-  }
-
   private onPodAdd(pod: Pod): void {
     this.missedPods.changed();
     this.enqueue(this.pods.upsert(keyOf(pod), pod));
@@ -393,7 +366,7 @@ export class Controller {
   private createScopeKeeper(config: PodWebhookScopeConfig, writer: ScopeWriter): ScopeKeeper {
     return createScopeKeeper({
       writer,
-      sidecarSets: () => this.sidecarSets.list(),
+      sidecarSets: () => this.caches.sidecarSets.list(),
       enabled: config.enabled,
       logger: this.log,
       ...(config.resyncMs === undefined ? {} : { resyncMs: config.resyncMs }),
@@ -401,45 +374,27 @@ export class Controller {
     });
   }
 
-  private createSidecarSetReflector(): Reflector<SidecarSet> {
-    return createReflector({
-      kubeConfig: this.options.kubeConfig,
-      path: SIDECARSETS_PATH,
-      list: listSidecarSets(this.options.kubeConfig),
-      transform: (raw) => withoutManagedFields(raw) as unknown as SidecarSet,
-      logger: this.log,
-      handlers: {
-        onAdd: (ss) => {
-          this.onSidecarSetAdd(ss);
-        },
-        onUpdate: (old, ss) => {
-          this.onSidecarSetUpdate(old, ss);
-        },
-        onDelete: (ss) => {
-          this.onSidecarSetDelete(ss);
-        },
+  /** What SidecarSet and Namespace events queue (the ControllerRevisions queue nothing). */
+  private handleCacheEvents(): void {
+    this.caches.sidecarSets.addHandlers({
+      onAdd: (ss) => {
+        this.onSidecarSetAdd(ss);
+      },
+      onUpdate: (old, ss) => {
+        this.onSidecarSetUpdate(old, ss);
+      },
+      onDelete: (ss) => {
+        this.onSidecarSetDelete(ss);
       },
     });
-  }
-
-  private createNamespaceReflector(): Reflector<CachedNamespace> {
-    return createReflector({
-      kubeConfig: this.options.kubeConfig,
-      path: NAMESPACES_PATH,
-      list: listNamespaces(this.options.kubeConfig),
-      transform: cachedNamespace,
-      logger: this.log,
-      handlers: {
-        onUpdate: () => {
-          this.onNamespaceEvent();
-        },
-        onAdd: () => {
-          this.onNamespaceEvent();
-        },
-        onDelete: () => {
-          this.onNamespaceEvent();
-        },
-      },
+    // A namespace's labels decide which pods of the SidecarSets with namespace rules match.
+    const onNamespaceEvent = (): void => {
+      this.enqueue(this.sidecarSetsWithNamespaceRules());
+    };
+    this.caches.namespaces.addHandlers({
+      onAdd: onNamespaceEvent,
+      onUpdate: onNamespaceEvent,
+      onDelete: onNamespaceEvent,
     });
   }
 
@@ -486,12 +441,12 @@ export class Controller {
       reported: new Map(),
       podEvents: this.options.podEvents ?? false,
       ...(this.options.observer === undefined ? {} : { observer: this.options.observer }),
-      revisions: (name) => revisionsOf(this.revisions, name),
+      revisions: (name) => revisionsOf(this.caches.revisions, name),
       registerRevision: (ss, matched) =>
         registerLatestRevision(
           ss,
           matched,
-          revisionsOf(this.revisions, ss.metadata.name ?? ''),
+          revisionsOf(this.caches.revisions, ss.metadata.name ?? ''),
           revisionWriter,
           this.log.child({ sidecarSet: ss.metadata.name }),
         ),

@@ -1,10 +1,14 @@
-/** A controller stopped while its caches sync (a shutdown during start-up) never begins to lead. */
+/**
+ * A controller stopped while its caches sync (a shutdown during start-up) never begins to lead, and
+ * its start() ends even when the caches it shares with the webhook stay open.
+ */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 
 import { pino } from 'pino';
 
 import { Controller } from '../../src/controller/controller.js';
+import { SharedCaches } from '../../src/k8s/shared-caches.js';
 import { createPods, createSidecarSet, nginxPod, sidecarSet, startTestCluster } from './cluster.js';
 
 it('stop() during start() leaves the controller stopped: no leading, no writes', async () => {
@@ -35,6 +39,28 @@ it('stop() during start() leaves the controller stopped: no leading, no writes',
     );
   } finally {
     await controller?.stop();
+    await cluster.close();
+  }
+});
+
+it('stop() ends start() while the caches it shares with the webhook wait for the API server', async () => {
+  const cluster = await startTestCluster({ controller: false });
+  const logger = pino({ level: 'silent' });
+  // The API server refuses every list: the shared caches never sync.
+  const refusing = cluster.api.control.failNext({ match: () => true, status: 503, times: 1e9 });
+  const caches = new SharedCaches({ kubeConfig: cluster.api.kubeConfig(), logger });
+  const controller = new Controller({ kubeConfig: cluster.api.kubeConfig(), logger, caches });
+  const webhookUse = caches.start();
+  try {
+    const starting = controller.start();
+    await controller.stop();
+    await starting;
+    assert.equal(controller.leading(), false);
+    assert.equal(caches.synced(), false);
+  } finally {
+    refusing.cancel();
+    await caches.stop();
+    await webhookUse;
     await cluster.close();
   }
 });

@@ -114,6 +114,26 @@ describe('sidecarset serve in cluster mode', () => {
     ]);
   });
 
+  it('the webhook and its controller read one cache: each collection is listed and watched once', async () => {
+    // The controller's pod watch opens last: by then every watch of the process is open.
+    await api.control.waitForWatches((open) =>
+      open.some((w) => w.path.startsWith('/api/v1/pods?')),
+    );
+    const paths = (verb: string): string[] =>
+      api.control
+        .requests((r) => r.verb === verb)
+        .map((r) => r.path)
+        .sort();
+    const expected = [
+      '/api/v1/namespaces',
+      '/apis/apps/v1/namespaces/sidecarset-system/controllerrevisions',
+      '/api/v1/pods',
+      '/apis/apps.kruise.io/v1beta1/sidecarsets',
+    ].sort();
+    assert.deepEqual(paths('list'), expected);
+    assert.deepEqual(paths('watch'), expected);
+  });
+
   it('follows changes to SidecarSets and Namespaces', async () => {
     api.store.mutate(SIDECARSETS, '', 'logtail-sidecarset', (obj) => {
       const spec = obj['spec'] as { containers: { image: string }[] };

@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import type { FailingCache, SnapshotSource } from '../../src/cache/snapshot.js';
 import { makeSnapshot } from '../../src/cache/snapshot.js';
 import { createClusterSource } from '../../src/cache/cluster-source.js';
+import { SharedCaches } from '../../src/k8s/shared-caches.js';
 import { controllerNotReady } from '../../src/cli/controller.js';
 import { Controller } from '../../src/controller/controller.js';
 import { buildHealthApp } from '../../src/server/app.js';
@@ -114,10 +115,9 @@ describe('/readyz and stale caches', () => {
 
   it('the cluster source reports its caches failing while the API server warms up', async () => {
     await withServer(async (server) => {
-      const source = createClusterSource({
-        kubeConfig: server.kubeConfig(),
-        logger: pino({ level: 'silent' }),
-      });
+      const logger = pino({ level: 'silent' });
+      const caches = new SharedCaches({ kubeConfig: server.kubeConfig(), logger });
+      const source = createClusterSource({ caches, logger });
       try {
         await source.start();
         const all = ['ControllerRevisions', 'Namespaces', 'SidecarSets'];
