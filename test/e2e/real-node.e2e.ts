@@ -960,7 +960,18 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
       const paused = must(await rolloutPaused(name), 'RolloutPaused');
       assert.equal(paused.reason, 'UnhealthyPods');
       const recreated = (await pods(namespace)).filter((p) => !original.has(uidOf(p)));
-      assert.equal(recreated.length, 1, 'maxUnavailable 1: one pod recreated, then the pause');
+      // What each new pod is, should there be more than one: phase, readiness, injected version.
+      const described = recreated.map((p) => ({
+        name: nameOf(p),
+        phase: p.status?.phase,
+        ready: isReady(p),
+        hash: p.metadata?.annotations?.['kruise.io/sidecarset-hash'],
+      }));
+      assert.equal(
+        recreated.length,
+        1,
+        `maxUnavailable 1: one pod recreated, then the pause: ${JSON.stringify(described)}`,
+      );
       const broken = must(recreated[0], 'recreated pod');
       assert.ok(
         paused.message?.includes(nameOf(broken)),
