@@ -1,7 +1,7 @@
 /**
  * The SidecarSets of the admission benchmarks (bench/admission.bench.ts over HTTPS,
- * bench/admission-core.bench.ts in process): the article's logtail, which matches both example
- * pods, and n - 1 others that select other apps.
+ * bench/admission-core.bench.ts in process, bench/cluster-snapshot.bench.ts from an API server):
+ * the article's logtail, which matches both example pods, and n - 1 others that select other apps.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ export const REALISTIC_REVIEW = new URL(
 );
 
 /** A SidecarSet for `app-<i>` pods: its own container and volume, so none conflicts. */
-function otherSidecarSet(i: number): Record<string, unknown> {
+export function otherSidecarSet(i: number): Record<string, unknown> {
   const name = `agent-${String(i).padStart(4, '0')}`;
   // Most select one app; every tenth an app and its canary; a few select by a label that exists.
   const selector =

@@ -31,7 +31,6 @@ export function createClusterSource(options: ClusterSourceOptions): SnapshotSour
   const { caches } = options;
   const { sidecarSets, namespaces, revisions } = caches;
   let snapshot: Snapshot | undefined;
-  const invalid = new Map<string, string>();
   const markDirty = (): void => {
     snapshot = undefined;
   };
@@ -44,24 +43,28 @@ export function createClusterSource(options: ClusterSourceOptions): SnapshotSour
   };
   for (const reflector of Object.values(caches.named())) reflector.addHandlers(handlers);
 
-  function build(): Snapshot {
-    const ready: SidecarSet[] = [];
-    for (const object of sidecarSets.list()) {
-      const name = object.metadata.name ?? '';
+  // Each SidecarSet the cache stores is validated, defaulted and hashed once: the reflector stores
+  // a new object for every change, so one status write re-prepares one SidecarSet, not all of
+  // them (about 60 ms for 1,000, paid by the admission that rebuilds the snapshot).
+  const prepared = new WeakMap<SidecarSet, { ready?: SidecarSet }>();
+  function prepare(object: SidecarSet): SidecarSet | undefined {
+    let entry = prepared.get(object);
+    if (entry === undefined) {
       const errors = validateSidecarSetSchema(object);
       if (errors.length > 0) {
-        const version = object.metadata.resourceVersion ?? '';
-        if (invalid.get(name) !== version) {
-          log.warn(
-            { sidecarSet: name, errors: formatFieldErrors(errors) },
-            'ignoring an invalid SidecarSet',
-          );
-          invalid.set(name, version);
-        }
-        continue;
+        log.warn(
+          { sidecarSet: object.metadata.name, errors: formatFieldErrors(errors) },
+          'ignoring an invalid SidecarSet',
+        );
       }
-      ready.push(withHashes(object));
+      entry = errors.length > 0 ? {} : { ready: withHashes(object) };
+      prepared.set(object, entry);
     }
+    return entry.ready;
+  }
+
+  function build(): Snapshot {
+    const ready = sidecarSets.list().flatMap((object) => prepare(object) ?? []);
     const byName = new Map<string, Labels>();
     for (const ns of namespaces.list()) {
       if (ns.name !== '') byName.set(ns.name, ns.labels);
