@@ -131,6 +131,8 @@ export class Controller {
   private stopped = false;
   /** Aborted by stop(): ends a start() still waiting for caches that another user keeps open. */
   private readonly stopping = new AbortController();
+  /** start() counted this controller among the shared caches' users: stop() must uncount it. */
+  private usesCaches = false;
 
   constructor(options: ControllerOptions) {
     this.options = options;
@@ -182,6 +184,7 @@ export class Controller {
   /** Starts the caches and leader election; resolves once the caches have synced. */
   async start(): Promise<void> {
     if (this.stopped) return;
+    this.usesCaches = true;
     const synced = Promise.all([this.caches.start(), this.podCache.start()]);
     const stopped = new Promise((resolve) => {
       this.stopping.signal.addEventListener('abort', resolve, { once: true });
@@ -209,7 +212,9 @@ export class Controller {
     this.standalone?.abort();
     await this.election?.stop({ release: stopOptions.release ?? true });
     await this.queue?.shutdown({ drain: false });
-    await Promise.all([this.caches.stop(), this.podCache.stop()]);
+    const caches = this.usesCaches ? this.caches.stop() : undefined;
+    this.usesCaches = false;
+    await Promise.all([caches, this.podCache.stop()]);
   }
 
   synced(): boolean {

@@ -9,6 +9,7 @@ import { pino } from 'pino';
 
 import { Controller } from '../../src/controller/controller.js';
 import { SharedCaches } from '../../src/k8s/shared-caches.js';
+import { withServer } from '../fake-apiserver/harness.js';
 import { createPods, createSidecarSet, nginxPod, sidecarSet, startTestCluster } from './cluster.js';
 
 it('stop() during start() leaves the controller stopped: no leading, no writes', async () => {
@@ -63,4 +64,22 @@ it('stop() ends start() while the caches it shares with the webhook wait for the
     await webhookUse;
     await cluster.close();
   }
+});
+
+it('a controller stopped without starting leaves the caches it shares with the webhook running', async () => {
+  await withServer(async (server) => {
+    const logger = pino({ level: 'silent' });
+    const caches = new SharedCaches({ kubeConfig: server.kubeConfig(), logger });
+    try {
+      await caches.start();
+      await server.control.waitForWatches((open) => open.length === 3);
+      const controller = new Controller({ kubeConfig: server.kubeConfig(), logger, caches });
+      await controller.stop();
+      await controller.stop();
+      await new Promise((resolve) => setTimeout(resolve, 200)); // a closed watch would show by now
+      assert.equal(server.control.watches().length, 3, "the webhook's watches stay open");
+    } finally {
+      await caches.stop();
+    }
+  });
 });
