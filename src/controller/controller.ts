@@ -128,8 +128,10 @@ export class Controller {
   private election: LeaderElection | undefined;
   /** Without leader election: the leadership that `stop` ends. */
   private standalone: AbortController | undefined;
-  private stopped = false;
-  /** Aborted by stop(): ends a start() still waiting for caches that another user keeps open. */
+  /**
+   * Aborted by stop(), for good: it also ends a start() still waiting for caches that another
+   * user keeps open.
+   */
   private readonly stopping = new AbortController();
   /** start() counted this controller among the shared caches' users: stop() must uncount it. */
   private usesCaches = false;
@@ -183,7 +185,7 @@ export class Controller {
 
   /** Starts the caches and leader election; resolves once the caches have synced. */
   async start(): Promise<void> {
-    if (this.stopped) return;
+    if (this.isStopped()) return;
     this.usesCaches = true;
     const synced = Promise.all([this.caches.start(), this.podCache.start()]);
     const stopped = new Promise((resolve) => {
@@ -191,7 +193,7 @@ export class Controller {
     });
     await Promise.race([synced, stopped]);
     // stop() while the caches were syncing: never begin to lead.
-    if (this.stopping.signal.aborted) return;
+    if (this.isStopped()) return;
     this.log.info(
       { pods: this.pods.size(), sidecarSets: this.caches.sidecarSets.size() },
       'controller caches synced',
@@ -207,7 +209,6 @@ export class Controller {
 
   /** Stops reconciling and the caches; `release: false` keeps the Lease, as a crash would. */
   async stop(stopOptions: { release?: boolean } = {}): Promise<void> {
-    this.stopped = true;
     this.stopping.abort();
     this.standalone?.abort();
     await this.election?.stop({ release: stopOptions.release ?? true });
@@ -215,6 +216,10 @@ export class Controller {
     const caches = this.usesCaches ? this.caches.stop() : undefined;
     this.usesCaches = false;
     await Promise.all([caches, this.podCache.stop()]);
+  }
+
+  private isStopped(): boolean {
+    return this.stopping.signal.aborted;
   }
 
   synced(): boolean {
