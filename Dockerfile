@@ -10,14 +10,17 @@
 # lists it (github.com/docker-library/repo-info, repos/node/remote/24-bookworm-slim.md, e2e9704).
 ARG NODE_IMAGE=node:24-bookworm-slim@sha256:a9f5f7c91a432850b2a8a7797adf5eadb6c733ceed61167806cee7ea7fbc29df
 
-# ---- build: all dependencies, compile TypeScript to dist/ ----
+# ---- build: all dependencies, bundle the TypeScript sources and the Kubernetes client into dist/ ----
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would compile before the sources are here; the build runs below.
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
+COPY scripts/bundle.ts ./scripts/
 COPY src ./src
+# esbuild (scripts/bundle.ts, docs/adr/0029-bundled-kubernetes-client.md); the other packages stay
+# imports from the production node_modules copied below.
 RUN npm run build
 
 # ---- deps: production dependencies only, installed with npm here so the runtime has no npm ----

@@ -13,7 +13,8 @@
  * mode with SidecarSets like the article's, each with a selector and a container of its own, and
  * no pods, for the cost per SidecarSet.
  *
- * Runs dist/ through bin/sidecarset.js: `npm run build` first (npm ci does it).
+ * Runs the bundle in dist/ through bin/sidecarset.js, as the image does: `npm run build` first
+ * (npm ci does it).
  *
  * Environment: BENCH_POD_COUNTS ("0,10000,30000", must include 0), BENCH_SIDECARSETS (1000),
  * BENCH_SETTLE_MS (4000).

@@ -78,7 +78,7 @@ async function measurePair(
   return [summary(samples[0]), summary(samples[1])];
 }
 
-if (!existsSync(join(root, 'dist/cli/main.js'))) {
+if (!existsSync(join(root, 'dist/main.js'))) {
   throw new Error('bench/plan-cli.bench.ts runs bin/sidecarset.js: run `npm run build` first');
 }
 console.log(

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { main } from '../dist/cli/main.js';
+import { main } from '../dist/main.js';
 
 process.exitCode = await main(process.argv.slice(2), {
   stdin: process.stdin,
