@@ -1,6 +1,6 @@
 /**
  * `npm run release [-- --out DIR]`: the release artifacts, in DIR (default release/):
- *   sidecarset-<version>.tgz            the npm package (npm pack; its `prepare` compiles dist/)
+ *   sidecarset-<version>.tgz            the npm package (npm pack; its `prepare` builds dist/)
  *   sidecarset-<version>.chart.tgz      the Helm chart (helm package charts/sidecarset)
  *   sidecarset-<version>.cdx.json       a CycloneDX SBOM of the production dependencies (npm sbom)
  *   SHA256SUMS                          sha256sum -c reads it
