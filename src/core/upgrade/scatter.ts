@@ -28,7 +28,12 @@ export function scatterCandidates<T extends { labels: Labels }>(
   // The terms' labels of each candidate, copied in the order so far: the passes below then read
   // memory front to back rather than all over a fleet's heap (docs/plan.md).
   let order = candidates.map((pod) => ({ pod, labels: pick(pod.labels, keys) }));
-  for (const term of scatterTerms(terms, order)) order = scatterByTerm(term, order, matched);
+  // The matched pods carrying each value of each key, counted once per key rather than per term.
+  const totals = new Map(keys.map((key) => [key, valueCounts(matched, key, '')]));
+  for (const term of scatterTerms(terms, order)) {
+    const carrying = totals.get(term.key)?.get(term.value) ?? 0;
+    order = scatterByTerm(term, order, carrying, matched.length);
+  }
   return order.map(({ pod }) => pod);
 }
 
@@ -70,11 +75,15 @@ function valuesByFirstPod(pods: readonly { labels: Labels; ref: PodRef }[], key:
   return [...first].sort(([, a], [, b]) => compareByName(a, b)).map(([value]) => value);
 }
 
-/** How many of the pods carry each value of the label. */
-function valueCounts(pods: readonly { labels: Labels }[], key: string): Map<string, number> {
+/** How many of the pods carry each value of the label (`missing`: what no label counts as). */
+function valueCounts(
+  pods: readonly { labels: Labels }[],
+  key: string,
+  missing?: string,
+): Map<string, number> {
   const counts = new Map<string, number>();
   for (const { labels } of pods) {
-    const value = labelValue(labels, key);
+    const value = labelValue(labels, key) ?? missing;
     if (value !== undefined) counts.set(value, (counts.get(value) ?? 0) + 1);
   }
   return counts;
@@ -98,11 +107,12 @@ function scatterTerms(terms: readonly ScatterTerm[], candidates: readonly { labe
     .map((t) => t.term);
 }
 
-/** scatterPodsByRule: the order with the term's pods spread evenly among the others. */
+/** scatterPodsByRule: the term's pods spread evenly among the others (`carrying` of `total` matched). */
 function scatterByTerm<T extends { labels: Labels }>(
   { key, value }: ScatterTerm,
   order: readonly T[],
-  matched: readonly { labels: Labels }[],
+  carrying: number,
+  total: number,
 ): T[] {
   // Go's `pod.Labels[key] == value`: a missing label reads as "".
   const carries = (pod: { labels: Labels }): boolean =>
@@ -111,16 +121,9 @@ function scatterByTerm<T extends { labels: Labels }>(
   const others: T[] = [];
   for (const pod of order) (carries(pod) ? matching : others).push(pod);
   if (matching.length <= 1 || others.length <= 1) return [...order];
-  const total = matched.length;
-  const totalMatching = matched.filter(carries).length;
   // The last matching pod is set aside and goes to the very end.
   const last = matching.pop() as T;
-  const group = groupByDensity(
-    totalMatching - 1,
-    total - totalMatching,
-    matching.length,
-    others.length,
-  );
+  const group = groupByDensity(carrying - 1, total - carrying, matching.length, others.length);
   const out = others.slice(0, Math.max(group.remainder, 0));
   // migrateItems: up to `size` more from `from`, starting at `at`; the new position.
   const migrate = (from: readonly T[], at: number, size: number): number => {
