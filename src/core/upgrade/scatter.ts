@@ -107,7 +107,7 @@ function scatterTerms(terms: readonly ScatterTerm[], candidates: readonly { labe
     .map((t) => t.term);
 }
 
-/** scatterPodsByRule: the term's pods spread evenly among the others (`carrying` of `total` matched). */
+/** scatterPodsByRule: the term's pods spread evenly among the rest (`carrying` of `total`). */
 function scatterByTerm<T extends { labels: Labels }>(
   { key, value }: ScatterTerm,
   order: readonly T[],
