@@ -28,11 +28,10 @@ export function scatterCandidates<T extends { labels: Labels }>(
   // The terms' labels of each candidate, copied in the order so far: the passes below then read
   // memory front to back rather than all over a fleet's heap (docs/plan.md).
   let order = candidates.map((pod) => ({ pod, labels: pick(pod.labels, keys) }));
-  // The matched pods carrying each value of each key, counted once per key rather than per term.
-  const totals = new Map(keys.map((key) => [key, valueCounts(matched, key, '')]));
+  // Go's `pod.Labels[key] == value` in scatterPodsByRule: a missing label reads as "".
+  const carrying = termCounter(matched, '');
   for (const term of scatterTerms(terms, order)) {
-    const carrying = totals.get(term.key)?.get(term.value) ?? 0;
-    order = scatterByTerm(term, order, carrying, matched.length);
+    order = scatterByTerm(term, order, carrying(term), matched.length);
   }
   return order.map(({ pod }) => pod);
 }
@@ -75,18 +74,21 @@ function valuesByFirstPod(pods: readonly { labels: Labels; ref: PodRef }[], key:
   return [...first].sort(([, a], [, b]) => compareByName(a, b)).map(([value]) => value);
 }
 
-/** How many of the pods carry each value of the label (`missing`: what no label counts as). */
-function valueCounts(
-  pods: readonly { labels: Labels }[],
-  key: string,
-  missing?: string,
-): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const { labels } of pods) {
-    const value = labelValue(labels, key) ?? missing;
-    if (value !== undefined) counts.set(value, (counts.get(value) ?? 0) + 1);
-  }
-  return counts;
+/** How many of the pods carry a term, counted once per key (`missing`: what no label reads as). */
+function termCounter(pods: readonly { labels: Labels }[], missing?: string) {
+  const byKey = new Map<string, Map<string, number>>();
+  return ({ key, value }: ScatterTerm): number => {
+    let counts = byKey.get(key);
+    if (counts === undefined) {
+      counts = new Map();
+      for (const { labels } of pods) {
+        const carried = labelValue(labels, key) ?? missing;
+        if (carried !== undefined) counts.set(carried, (counts.get(carried) ?? 0) + 1);
+      }
+      byKey.set(key, counts);
+    }
+    return counts.get(value) ?? 0;
+  };
 }
 
 /**
@@ -95,11 +97,7 @@ function valueCounts(
  */
 function scatterTerms(terms: readonly ScatterTerm[], candidates: readonly { labels: Labels }[]) {
   if (terms.length <= 1) return terms;
-  const counts = new Map<string, Map<string, number>>();
-  const carriedBy = ({ key, value }: ScatterTerm): number => {
-    if (!counts.has(key)) counts.set(key, valueCounts(candidates, key));
-    return counts.get(key)?.get(value) ?? 0;
-  };
+  const carriedBy = termCounter(candidates);
   return terms
     .map((term) => ({ term, count: carriedBy(term) }))
     .filter((t) => t.count > 0)
