@@ -6,7 +6,8 @@ export type Labels = Readonly<Record<string, string>>;
 
 /** The label's value, as a Go map lookup reads it: never a property of Object.prototype. */
 export function labelValue(labels: Labels, key: string): string | undefined {
-  return Object.hasOwn(labels, key) ? labels[key] : undefined;
+  const value: unknown = labels[key];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** True when the selector has neither matchLabels nor matchExpressions entries. */
