@@ -14,7 +14,8 @@ import type { PodRef } from '../api/pod-ref.js';
 type ScatterTerm = Required<UpdateScatterTerm>;
 
 /**
- * scatterSort.Sort: the candidates (in the order so far) scattered term after term.
+ * scatterSort.Sort: the candidates (in the order so far) scattered term after term. As in Go, the
+ * passes reorder indexes into `candidates`; each scatter key's label is read once per candidate.
  * `matched`: every matched pod; the terms' totals count them.
  */
 export function scatterCandidates<T extends { labels: Labels }>(
@@ -24,26 +25,20 @@ export function scatterCandidates<T extends { labels: Labels }>(
 ): T[] {
   if (candidates.length <= 1) return [...candidates];
   const terms = expandScatterTerms(strategy, matched);
-  const keys = [...new Set(terms.map((t) => t.key))];
-  // The terms' labels of each candidate, copied in the order so far: the passes below then read
-  // memory front to back rather than all over a fleet's heap (docs/plan.md).
-  let order = candidates.map((pod) => ({ pod, labels: pick(pod.labels, keys) }));
-  // Go's `pod.Labels[key] == value` in scatterPodsByRule: a missing label reads as "".
-  const carrying = termCounter(matched, '');
-  for (const term of scatterTerms(terms, order)) {
-    order = scatterByTerm(term, order, carrying(term), matched.length);
+  const keys = new Set(terms.map((t) => t.key));
+  // By scatter key, each candidate's label (undefined: it has none).
+  const labels = new Map(
+    [...keys].map((key) => [key, candidates.map((c) => labelValue(c.labels, key))]),
+  );
+  const carrying = termCounter(matched);
+  let indexes: readonly number[] = candidates.map((_, i) => i);
+  for (const term of scatterTerms(terms, labels)) {
+    const values = labels.get(term.key) ?? [];
+    // Go's `pods[i].Labels[key] == value` in scatterPodsByRule: a missing label reads as "".
+    const carries = (i: number): boolean => (values[i] ?? '') === term.value;
+    indexes = scatterByTerm(indexes, carries, carrying(term), matched.length);
   }
-  return order.map(({ pod }) => pod);
-}
-
-/** The labels named that the pod carries. */
-function pick(labels: Labels, keys: readonly string[]): Labels {
-  const picked: Record<string, string> = {};
-  for (const key of keys) {
-    const value = labelValue(labels, key);
-    if (value !== undefined) picked[key] = value;
-  }
-  return picked;
+  return indexes.map((i) => candidates[i] as T);
 }
 
 /** parseUpdateScatterTerms, plus key-only terms; repeated key:value pairs are dropped. */
@@ -74,16 +69,16 @@ function valuesByFirstPod(pods: readonly { labels: Labels; ref: PodRef }[], key:
   return [...first].sort(([, a], [, b]) => compareByName(a, b)).map(([value]) => value);
 }
 
-/** How many of the pods carry a term, counted once per key (`missing`: what no label reads as). */
-function termCounter(pods: readonly { labels: Labels }[], missing?: string) {
+/** How many of the pods carry a term, counted once per key (a missing label reads as ""). */
+function termCounter(pods: readonly { labels: Labels }[]) {
   const byKey = new Map<string, Map<string, number>>();
   return ({ key, value }: ScatterTerm): number => {
     let counts = byKey.get(key);
     if (counts === undefined) {
       counts = new Map();
       for (const { labels } of pods) {
-        const carried = labelValue(labels, key) ?? missing;
-        if (carried !== undefined) counts.set(carried, (counts.get(carried) ?? 0) + 1);
+        const carried = labelValue(labels, key) ?? '';
+        counts.set(carried, (counts.get(carried) ?? 0) + 1);
       }
       byKey.set(key, counts);
     }
@@ -95,9 +90,13 @@ function termCounter(pods: readonly { labels: Labels }[], missing?: string) {
  * getScatterTerms: one term is used as it is; of several, those some candidate carries, the most
  * carried first (a stable sort, as sort.SliceStable).
  */
-function scatterTerms(terms: readonly ScatterTerm[], candidates: readonly { labels: Labels }[]) {
+function scatterTerms(
+  terms: readonly ScatterTerm[],
+  labels: ReadonlyMap<string, readonly (string | undefined)[]>,
+): readonly ScatterTerm[] {
   if (terms.length <= 1) return terms;
-  const carriedBy = termCounter(candidates);
+  const carriedBy = ({ key, value }: ScatterTerm): number =>
+    (labels.get(key) ?? []).filter((v) => v === value).length;
   return terms
     .map((term) => ({ term, count: carriedBy(term) }))
     .filter((t) => t.count > 0)
@@ -106,38 +105,36 @@ function scatterTerms(terms: readonly ScatterTerm[], candidates: readonly { labe
 }
 
 /** scatterPodsByRule: the term's pods spread evenly among the rest (`carrying` of `total`). */
-function scatterByTerm<T extends { labels: Labels }>(
-  { key, value }: ScatterTerm,
-  order: readonly T[],
+function scatterByTerm(
+  indexes: readonly number[],
+  carries: (index: number) => boolean,
   carrying: number,
   total: number,
-): T[] {
-  // Go's `pod.Labels[key] == value`: a missing label reads as "".
-  const carries = (pod: { labels: Labels }): boolean =>
-    (labelValue(pod.labels, key) ?? '') === value;
-  const matching: T[] = [];
-  const others: T[] = [];
-  for (const pod of order) (carries(pod) ? matching : others).push(pod);
-  if (matching.length <= 1 || others.length <= 1) return [...order];
+): readonly number[] {
+  const matching = indexes.filter(carries);
+  const others = indexes.filter((i) => !carries(i));
+  if (matching.length <= 1 || others.length <= 1) return indexes;
   // The last matching pod is set aside and goes to the very end.
-  const last = matching.pop() as T;
+  const last = matching.pop() as number;
   const group = groupByDensity(carrying - 1, total - carrying, matching.length, others.length);
-  const out = others.slice(0, Math.max(group.remainder, 0));
+  // Every index once, in an array sized up front (pushing a fleet's worth costs more: docs/plan.md).
+  const out = new Array<number>(indexes.length);
+  let placed = 0;
   // migrateItems: up to `size` more from `from`, starting at `at`; the new position.
-  const migrate = (from: readonly T[], at: number, size: number): number => {
+  const migrate = (from: readonly number[], at: number, size: number): number => {
     const end = Math.min(at + size, from.length);
-    for (let k = at; k < end; k++) out.push(from[k] as T);
+    for (let k = at; k < end; k++) out[placed++] = from[k] as number;
     return end;
   };
   let m = 0;
-  let u = out.length;
+  let u = migrate(others, 0, Math.max(group.remainder, 0));
   for (let i = 0; i < group.groups; i++) {
     m = migrate(matching, m, group.matchedSize);
     u = migrate(others, u, group.unmatchedSize);
   }
   migrate(matching, m, Infinity);
   migrate(others, u, Infinity);
-  out.push(last);
+  out[placed] = last;
   return out;
 }
 
