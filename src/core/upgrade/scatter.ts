@@ -111,8 +111,9 @@ function scatterByTerm(
   carrying: number,
   total: number,
 ): readonly number[] {
-  const matching = indexes.filter(carries);
-  const others = indexes.filter((i) => !carries(i));
+  const matching: number[] = [];
+  const others: number[] = [];
+  for (const i of indexes) (carries(i) ? matching : others).push(i);
   if (matching.length <= 1 || others.length <= 1) return indexes;
   // The last matching pod is set aside and goes to the very end.
   const last = matching.pop() as number;
