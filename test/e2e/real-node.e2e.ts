@@ -950,7 +950,9 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
 
       await replaceSidecarSet(custom, name, (spec) => {
         const agent = must((spec['containers'] as Record<string, unknown>[])[0], 'agent');
-        agent['env'] = envList({ TESTD_EXIT_AFTER: '1s' });
+        // It exits before it would be ready: never Ready between restarts, so the broken pod holds
+        // the budget (a pod Ready for a moment would rightly free it for the next eviction).
+        agent['env'] = envList({ NAME: 'agent', TESTD_READY_AFTER: '2s', TESTD_EXIT_AFTER: '1s' });
       });
       await eventually(
         async () => (await rolloutPaused(name))?.status === 'True',
