@@ -24,6 +24,8 @@ import { NAMESPACE, SERVICE_ACCOUNT, clusterArgs, install, useControlPlane } fro
 
 const chart = new URL('../../charts/sidecarset', import.meta.url).pathname;
 const examples = new URL('../../examples/', import.meta.url).pathname;
+const PROMETHEUS_RULE_CRD = new URL('../fixtures/prometheus-rule-crd.yaml', import.meta.url)
+  .pathname;
 
 interface Result {
   code: number | null;
@@ -56,8 +58,8 @@ function helm(plane: ControlPlane, args: readonly string[]): Promise<Result> {
   });
 }
 
-/** `helm install sidecarset charts/sidecarset` with `--set` values. */
-async function installChart(plane: ControlPlane, set: readonly string[]): Promise<void> {
+/** `helm install sidecarset charts/sidecarset` with `--set` values: what it prints (the NOTES). */
+async function installChart(plane: ControlPlane, set: readonly string[]): Promise<string> {
   const installed = await helm(plane, [
     'install',
     'sidecarset',
@@ -66,7 +68,10 @@ async function installChart(plane: ControlPlane, set: readonly string[]): Promis
   ]);
   assert.equal(installed.code, 0, `helm install: ${installed.stderr}`);
   await crdEstablished(plane);
+  return installed.stdout;
 }
+
+const PLACEHOLDER_WARNING = /WARNING: every alert's runbook_url points at the placeholder/;
 
 /** The test cases both installations share; `serve` is the webhook process. */
 function releaseCases(plane: () => ControlPlane, serve: () => SidecarsetProcess): void {
@@ -137,19 +142,60 @@ function releaseCases(plane: () => ControlPlane, serve: () => SidecarsetProcess)
 describe('installed with helm and a certificate of our own', () => {
   const cluster = useControlPlane();
   let serve: SidecarsetProcess;
+  let notes = '';
 
   before(async () => {
-    const installation = await install(cluster.plane(), (plane, webhook) =>
-      installChart(plane, [
+    const installation = await install(cluster.plane(), async (plane, webhook) => {
+      notes = await installChart(plane, [
         'certificates.source=secret',
         `webhook.url=${webhook.url}`,
         `certificates.caBundle=${Buffer.from(webhook.caPem).toString('base64')}`,
-      ]),
-    );
+      ]);
+    });
     serve = await installation.serve();
     cluster.defer(() => serve.stop());
   });
 
+  it('prints NOTES that say how to check the installation', () => {
+    assert.match(notes, /sidecarset \S+ is installed in the namespace sidecarset-system/);
+    assert.match(notes, /helm test sidecarset -n default --logs/);
+    assert.match(notes, /keeps the SidecarSet CRD and every SidecarSet/);
+    assert.doesNotMatch(notes, PLACEHOLDER_WARNING, 'no alerts installed, no runbook warning');
+  });
+
+  it("warns in the NOTES while the alerts' runbook_url is the placeholder", async () => {
+    const dryRun = (set: readonly string[]) =>
+      helm(cluster.plane(), [
+        'upgrade',
+        'sidecarset',
+        chart,
+        '--dry-run=client',
+        '--reuse-values',
+        '--set',
+        ['monitoring.prometheusRule.enabled=true', ...set].join(','),
+      ]);
+    const crd = await cluster.plane().kubectl(['apply', '-f', PROMETHEUS_RULE_CRD]);
+    assert.equal(crd.code, 0, crd.stderr);
+    const established = await cluster
+      .plane()
+      .kubectl([
+        'wait',
+        '--for=condition=Established',
+        'crd/prometheusrules.monitoring.coreos.com',
+      ]);
+    assert.equal(established.code, 0, established.stderr);
+    const placeholder = await dryRun([]);
+    assert.equal(placeholder.code, 0, placeholder.stderr);
+    assert.match(placeholder.stdout, PLACEHOLDER_WARNING);
+    const own = await dryRun([
+      'monitoring.prometheusRule.runbookBaseUrl=https://docs.internal/m.md',
+    ]);
+    assert.equal(own.code, 0, own.stderr);
+    assert.match(own.stdout, /runbook_url: https:\/\/docs\.internal\/m\.md#/);
+    assert.doesNotMatch(own.stdout, PLACEHOLDER_WARNING);
+  });
+
+  // Last: they end with helm uninstall.
   releaseCases(cluster.plane, () => serve);
 });
 
