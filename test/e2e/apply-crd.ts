@@ -13,13 +13,16 @@ export async function applyCrd(
   await crdEstablished(plane);
 }
 
-/** Resolves once the API server serves the SidecarSet CRD that was just created. */
-export async function crdEstablished(plane: ControlPlane): Promise<void> {
+/** Resolves once the API server serves the CRD just created (by default the SidecarSet CRD). */
+export async function crdEstablished(
+  plane: ControlPlane,
+  name = 'sidecarsets.apps.kruise.io',
+): Promise<void> {
   const established = await plane.kubectl([
     'wait',
     '--for=condition=Established',
     '--timeout=60s',
-    'crd/sidecarsets.apps.kruise.io',
+    `crd/${name}`,
   ]);
   assert.equal(established.code, 0, established.stderr);
 }

@@ -176,14 +176,7 @@ describe('installed with helm and a certificate of our own', () => {
       ]);
     const crd = await cluster.plane().kubectl(['apply', '-f', PROMETHEUS_RULE_CRD]);
     assert.equal(crd.code, 0, crd.stderr);
-    const established = await cluster
-      .plane()
-      .kubectl([
-        'wait',
-        '--for=condition=Established',
-        'crd/prometheusrules.monitoring.coreos.com',
-      ]);
-    assert.equal(established.code, 0, established.stderr);
+    await crdEstablished(cluster.plane(), 'prometheusrules.monitoring.coreos.com');
     const placeholder = await dryRun([]);
     assert.equal(placeholder.code, 0, placeholder.stderr);
     assert.match(placeholder.stdout, PLACEHOLDER_WARNING);
