@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-import { main } from '../dist/main.js';
+import { keepYoungGenerationSmall, main } from '../dist/main.js';
 
-process.exitCode = await main(process.argv.slice(2), {
+const args = process.argv.slice(2);
+keepYoungGenerationSmall(args);
+process.exitCode = await main(args, {
   stdin: process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,
