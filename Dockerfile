@@ -68,5 +68,5 @@ USER 1000:1000
 EXPOSE 9443 8080
 # V8's young generation capped at 4 MiB a semi-space: by default Node 24 lets it grow to 32 MiB and
 # more, which nearly doubled the resident set for no measurable CPU (docs/adr/0027-young-generation-cap.md).
-# Without the flag serve would start itself again with it (docs/adr/0030-young-generation-capped-by-the-process.md).
+# Without the flag serve would start itself again with it (docs/adr/0030-heap-sized-by-the-process.md).
 ENTRYPOINT ["node", "--max-semi-space-size=4", "/app/bin/sidecarset.js", "serve"]

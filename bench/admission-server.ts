@@ -16,6 +16,7 @@ import jsonPatch from 'fast-json-patch';
 import { fastify } from 'fastify';
 
 import { startServe } from '../src/cli/serve.js';
+import { sizeHeapForServing } from '../src/cli/serving-heap.js';
 import { isPlainObject } from '../src/core/encoding/json.js';
 import type { Container, Pod, Volume } from '../src/core/api/k8s-types.js';
 import { BODY_LIMIT, secureContextOptions } from '../src/server/http-server.js';
@@ -95,6 +96,8 @@ function send(message: ChildMessage): void {
 
 async function main(): Promise<void> {
   const [mode, first = '', second = '', third = 'info'] = process.argv.slice(2);
+  // As bin/sidecarset.js sizes the heap of `serve` (started with the image's flags: no restart).
+  if (mode === 'webhook') sizeHeapForServing(['serve']);
   const running =
     mode === 'webhook' ? await startWebhook(first, second, third) : await startBaseline(first);
   process.on('message', (message: ParentMessage) => {

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-import { keepYoungGenerationSmall, main } from '../dist/main.js';
+import { sizeHeapForServing, main } from '../dist/main.js';
 
 const args = process.argv.slice(2);
-keepYoungGenerationSmall(args);
+sizeHeapForServing(args);
 process.exitCode = await main(args, {
   stdin: process.stdin,
   stdout: process.stdout,

@@ -18,7 +18,7 @@ import { ClusterError } from '../k8s/cluster-error.js';
 import { VERSION } from '../version.js';
 
 export type { Io } from './io.js';
-export { keepYoungGenerationSmall } from './young-generation.js';
+export { sizeHeapForServing } from './serving-heap.js';
 
 /** The commands, each in its own file (src/cli/commands), in the order `--help` lists them. */
 const COMMANDS: readonly { register: RegisterCommand }[] = [

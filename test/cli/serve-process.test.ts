@@ -78,7 +78,7 @@ describe('sidecarset serve as a process', () => {
       assert.equal(metrics.status, 200);
       const text = await metrics.text();
       assert.match(text, /sidecarset_injections_total\{sidecarset="logtail-sidecarset"\} 1/);
-      // V8's young generation kept small (src/cli/young-generation.ts): at most two semi-spaces of
+      // V8's young generation kept small (src/cli/serving-heap.ts): at most two semi-spaces of
       // 4 MiB, where V8 would have grown it to 16 (Node 20) or 32 MiB (Node 24) by now.
       const young = /nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)/.exec(text)?.[1];
       assert.ok(Number(young) <= 8 * 1024 * 1024, `young generation: ${young} bytes`);

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 
-import { YOUNG_GENERATION_FLAG } from '../../src/cli/young-generation.js';
+import { YOUNG_GENERATION_FLAG } from '../../src/cli/serving-heap.js';
 
 const root = new URL('../../', import.meta.url);
 const text = readFileSync(new URL('Dockerfile', root), 'utf8');
@@ -104,7 +104,7 @@ describe('Dockerfile', () => {
     assert.match(user ?? '', /^[1-9]\d*(:\d+)?$/);
     const [entrypoint = '[]'] = args(runtime, 'ENTRYPOINT');
     const words = JSON.parse(entrypoint) as string[];
-    // The flag serve would otherwise restart itself with (src/cli/young-generation.ts).
+    // The flag serve would otherwise restart itself with (src/cli/serving-heap.ts).
     assert.deepEqual(words, ['node', YOUNG_GENERATION_FLAG, '/app/bin/sidecarset.js', 'serve']);
     assert.deepEqual(args(runtime, 'EXPOSE'), ['9443 8080']);
     // Node accepts the entrypoint's flags (an unknown one would stop the container at start).
