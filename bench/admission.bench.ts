@@ -2,10 +2,10 @@
  * Pod admission over HTTPS, at the settings users run: the real webhook (files mode, the default
  * log level `info`, one log line per admission, node started with the image's flags of
  * bench/image-node-flags.ts and the heap sized as bin/sidecarset.js sizes it) with 1, 100 and
- * 1,000 SidecarSets loaded, side by
- * side with a bare fastify server doing a naive one-sidecar injection (fast-json-patch), in the
- * same run. Both get the same TLS policy and certificate, the same HTTP (keep-alive, 16
- * connections) and the same body, sent compact as the API server sends it:
+ * 1,000 SidecarSets loaded, side by side with a bare fastify server doing a naive one-sidecar
+ * injection (fast-json-patch), in the same run. Both get the same TLS policy and certificate,
+ * the same HTTP (keep-alive, 16 connections) and the same body, sent compact as the API server
+ * sends it:
  *   - realistic: a production pod of ~5 KB (test/fixtures/admission-review-realistic.json: two
  *     containers with probes, env and resources, many labels and annotations, an owner), the
  *     main row at 1,000 SidecarSets;
