@@ -14,7 +14,7 @@
  */
 import { setFlagsFromString } from 'node:v8';
 
-/** The image's flag (the Dockerfile's ENTRYPOINT). */
+/** The image's flag (its entrypoint: scripts/image/definition.ts). */
 export const YOUNG_GENERATION_FLAG = '--max-semi-space-size=4';
 const OLD_GENERATION_FLAG = '--heap-growing-percent=10';
 

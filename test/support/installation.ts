@@ -107,7 +107,7 @@ export function deployment(
           containers: [
             {
               name: 'webhook',
-              image: 'sidecarset:0.1.0',
+              image: 'sidecarset:0.2.0-dev',
               env: Object.entries(vars).map(([name, value]) => ({ name, value })),
             },
           ],
