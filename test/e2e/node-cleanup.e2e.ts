@@ -98,12 +98,13 @@ describe('a node killed half-way is cleaned up by the next one', () => {
     const runc = findRunc();
     assert.ok(dir !== undefined && nodeDir !== undefined && runc !== undefined);
     const binaries = binariesIn(dir);
-    const plane = await startControlPlane({ binaries, controllers: true });
+    const plane = await startControlPlane({ binaries, controllers: true, network: true });
     try {
       const node = await startNode({
         plane,
         binaries: nodeBinariesIn(nodeDir, runc),
         kubelet: binaries.kubelet,
+        kubeProxy: binaries.kubeProxy,
       });
       await node.stop();
     } finally {

@@ -51,7 +51,11 @@ export function useControlPlane(options: { node?: boolean } = {}): ControlPlaneF
     const dir = process.env['KUBE_FIXTURE_BIN'];
     if (dir === undefined) throw new Error('KUBE_FIXTURE_BIN is not set: run npm run test:e2e');
     const binaries = binariesIn(dir);
-    plane = await startControlPlane({ binaries, controllers: options.node === true });
+    plane = await startControlPlane({
+      binaries,
+      controllers: options.node === true,
+      network: options.node === true,
+    });
     if (options.node === true) {
       const nodeDir = process.env['NODE_FIXTURE_BIN'];
       const runc = findRunc();
@@ -62,6 +66,7 @@ export function useControlPlane(options: { node?: boolean } = {}): ControlPlaneF
         plane,
         binaries: nodeBinariesIn(nodeDir, runc),
         kubelet: binaries.kubelet,
+        kubeProxy: binaries.kubeProxy,
       });
     }
   });

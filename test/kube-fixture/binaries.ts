@@ -1,6 +1,6 @@
 /**
  * Where the cluster's binaries come from: `build.sh` in this folder builds etcd, kube-apiserver,
- * kube-controller-manager, kube-scheduler, kubelet and kubectl from the Go module beside it (cached
+ * kube-controller-manager, kube-scheduler, kubelet, kube-proxy and kubectl from the Go module beside it (cached
  * per go.mod + go.sum + Go version), or `KUBE_FIXTURE_BIN` names a folder that already holds them.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -13,6 +13,7 @@ export interface Binaries {
   readonly kubeControllerManager: string;
   readonly kubeScheduler: string;
   readonly kubelet: string;
+  readonly kubeProxy: string;
   readonly etcd: string;
   readonly kubectl: string;
 }
@@ -29,6 +30,7 @@ export function binariesIn(dir: string): Binaries {
     kubeControllerManager: join(dir, 'kube-controller-manager'),
     kubeScheduler: join(dir, 'kube-scheduler'),
     kubelet: join(dir, 'kubelet'),
+    kubeProxy: join(dir, 'kube-proxy'),
     etcd: join(dir, 'etcd'),
     kubectl: join(dir, 'kubectl'),
   };
@@ -72,15 +74,15 @@ export async function controlPlaneBinaries(
   const given = env['KUBE_FIXTURE_BIN'];
   if (given !== undefined && given !== '') {
     const binaries = binariesIn(given);
-    const { kubeApiserver, kubeControllerManager, kubeScheduler, kubelet, etcd, kubectl } =
-      binaries;
+    const { kubeApiserver, kubeControllerManager, kubeScheduler, kubelet, kubeProxy } = binaries;
     for (const path of [
       kubeApiserver,
       kubeControllerManager,
       kubeScheduler,
       kubelet,
-      etcd,
-      kubectl,
+      kubeProxy,
+      binaries.etcd,
+      binaries.kubectl,
     ]) {
       if (!(await executable(path))) throw new Error(`KUBE_FIXTURE_BIN: ${path} is not executable`);
     }

@@ -8,7 +8,7 @@
 #                       (default: ${XDG_CACHE_HOME:-~/.cache}/sidecarset/kube-fixture)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-kube_tools=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
+kube_tools=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kube-proxy)
 # shellcheck source=../cached-build.sh
 source "$here/../cached-build.sh"
 cached_build kube-fixture KUBE_FIXTURE_CACHE "$here/build.sh" "$here/go.mod" "$here/go.sum" \

@@ -11,6 +11,10 @@
  * ServiceAccounts, garbage collection and namespace deletion behave as in any cluster; a node
  * (test/node-fixture) then runs the pods.
  *
+ * With `network: true` (what a node needs) the whole cluster runs in a network namespace of its own
+ * (network.ts): pods get addresses on a bridge there and Services work, and the host reaches the
+ * API server through a forward on 127.0.0.1, at the same URL as inside.
+ *
  * Every child process is started with the parent-death signal set (util-linux `setpriv
  * --pdeathsig`), so a test process that dies, however it dies, takes its control plane with it.
  */
@@ -26,15 +30,20 @@ import { dirname, join } from 'node:path';
 
 import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 
+import { DEFAULT_CERTIFICATE_TIMES, issueBundle } from '../../src/server/cert-plan.js';
 import type { Binaries } from './binaries.js';
+import type { ClusterNetwork } from './network.js';
+import { NODE_IP, SERVICE_CIDR, startClusterNetwork } from './network.js';
 
 export interface ControlPlane {
   /** https://127.0.0.1:PORT */
   readonly url: string;
   /** The folder holding etcd's data, the keys, the logs and the kubeconfigs; removed by stop(). */
   readonly dir: string;
-  /** PEM certificates a client must trust to reach the API server. */
+  /** The CA a client must trust to reach the API server (PEM). */
   readonly caPem: string;
+  /** The cluster's own network namespace (with `network: true`). */
+  readonly network: ClusterNetwork | undefined;
   /** A kubeconfig file for the admin (group system:masters). */
   readonly adminKubeconfig: string;
   /**
@@ -82,6 +91,11 @@ export interface ControlPlaneOptions {
   readonly startTimeoutMs?: number;
   /** Also kube-controller-manager and kube-scheduler (default false). */
   readonly controllers?: boolean;
+  /**
+   * In a network namespace of its own, as a node needs (default false: everything on the host's
+   * 127.0.0.1, no Services).
+   */
+  readonly network?: boolean;
 }
 
 const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
@@ -310,12 +324,30 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
   const dir = await mkdtemp(join(tmpdir(), DIR_PREFIX));
   await writeFile(join(dir, 'owner.pid'), String(process.pid));
   const children: Child[] = [];
+  let network: ClusterNetwork | undefined;
   const stopAll = async (): Promise<void> => {
     // The API server first: it holds connections to etcd.
     for (const child of [...children].reverse()) await stopChild(child, 5000);
+    await network?.stop();
     await rm(dir, { recursive: true, force: true });
   };
   try {
+    if (options.network === true) {
+      network = await startClusterNetwork(dir, (path, text) => writeFile(path, text));
+    }
+    /** The command that runs `binary` where the cluster runs. */
+    const placed = (binary: string, args: readonly string[]): [string, readonly string[]] =>
+      network?.inside(binary, args) ?? [binary, args];
+    /** Starts a component where the cluster runs, and makes its port reachable from here. */
+    const start = async (
+      name: string,
+      binary: string,
+      args: readonly string[],
+      port: number,
+    ): Promise<Child> => {
+      await network?.forward(port);
+      return startChild(name, ...placed(binary, args), dir);
+    };
     const [etcdClient, etcdPeer, apiPort] = (await freePorts(3)) as [number, number, number];
     const adminToken = randomBytes(24).toString('hex');
     const keys = generateKeyPairSync('ec', {
@@ -324,7 +356,20 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       publicKeyEncoding: { type: 'spki', format: 'pem' },
     });
     await mkdir(join(dir, 'pki'));
+    // The API server's certificate names every way it is reached: 127.0.0.1 on both sides of the
+    // forward, the node's address and the `kubernetes` Service inside the namespace.
+    const tls = await issueBundle(
+      {
+        dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
+        ipAddresses: ['127.0.0.1', NODE_IP, '10.0.0.1'],
+        ...DEFAULT_CERTIFICATE_TIMES,
+      },
+      new Date(),
+    );
     await Promise.all([
+      writeFile(join(dir, 'pki', 'ca.crt'), tls.caCert),
+      writeFile(join(dir, 'pki', 'apiserver.crt'), tls.cert),
+      writeFile(join(dir, 'pki', 'apiserver.key'), tls.key, { mode: 0o600 }),
       writeFile(join(dir, 'tokens.csv'), `${adminToken},admin,admin,"system:masters"\n`),
       writeFile(join(dir, 'sa.key'), keys.privateKey, { mode: 0o600 }),
       writeFile(join(dir, 'sa.pub'), keys.publicKey),
@@ -333,7 +378,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
 
     const etcdUrl = `http://127.0.0.1:${etcdClient}`;
     const peerUrl = `http://127.0.0.1:${etcdPeer}`;
-    const etcd = startChild(
+    const etcd = await start(
       'etcd',
       binaries.etcd,
       [
@@ -347,7 +392,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
         '--unsafe-no-fsync=true',
         '--log-level=error',
       ],
-      dir,
+      etcdClient,
     );
     children.push(etcd);
     await waitReady(
@@ -358,17 +403,32 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
 
     const url = `https://127.0.0.1:${apiPort}`;
     const auditLog = join(dir, 'audit.log');
+    const where =
+      network === undefined
+        ? [
+            '--bind-address=127.0.0.1',
+            // Without it the API server looks for a default route to advertise, and a host
+            // without one refuses to start; a loopback address cannot back the `kubernetes`
+            // Service, hence no endpoint reconciler.
+            '--advertise-address=127.0.0.1',
+            '--endpoint-reconciler-type=none',
+          ]
+        : [
+            // Every address of the namespace: 127.0.0.1 (the forward, the node) and the node's
+            // (the `kubernetes` Service's endpoint, which pods reach).
+            '--bind-address=0.0.0.0',
+            `--advertise-address=${NODE_IP}`,
+            `--egress-selector-config-file=${network.egressConfig}`,
+            // `kubectl logs` and `exec` dial the node's address, not its name: nothing resolves it.
+            '--kubelet-preferred-address-types=InternalIP',
+          ];
     const apiserverArgs = [
       `--etcd-servers=${etcdUrl}`,
-      '--bind-address=127.0.0.1',
-      // Without it the API server looks for a default route to advertise, and a host without
-      // one refuses to start; a loopback address cannot back the `kubernetes` Service, hence
-      // no endpoint reconciler.
-      '--advertise-address=127.0.0.1',
-      '--endpoint-reconciler-type=none',
+      ...where,
       `--secure-port=${apiPort}`,
-      `--cert-dir=${join(dir, 'pki')}`,
-      '--service-cluster-ip-range=10.0.0.0/24',
+      `--tls-cert-file=${join(dir, 'pki', 'apiserver.crt')}`,
+      `--tls-private-key-file=${join(dir, 'pki', 'apiserver.key')}`,
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
       '--authorization-mode=RBAC',
       `--token-auth-file=${join(dir, 'tokens.csv')}`,
       `--service-account-issuer=${url}`,
@@ -383,12 +443,11 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     ];
     const apiserverReady = async (): Promise<boolean> =>
       (await probe(`${url}/readyz`, adminToken)).status === 200;
-    let apiserver = startChild('kube-apiserver', binaries.kubeApiserver, apiserverArgs, dir);
+    let apiserver = await start('kube-apiserver', binaries.kubeApiserver, apiserverArgs, apiPort);
     children.push(apiserver);
     await waitReady(apiserver, apiserverReady, timeoutMs);
     let restarts = 0;
-    // The serving certificate the API server made for itself, followed by its CA.
-    const caPem = await readFile(join(dir, 'pki', 'apiserver.crt'), 'utf8');
+    const caPem = tls.caCert;
     const adminKubeconfig = join(dir, 'admin.kubeconfig');
     await writeFile(adminKubeconfig, kubeconfigYaml(url, caPem, adminToken), { mode: 0o600 });
 
@@ -403,6 +462,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       url,
       dir,
       caPem,
+      network,
       adminKubeconfig,
       auditLog,
       binaries,
@@ -440,11 +500,10 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
         const stoppedAt = Date.now();
         await new Promise((resolve) => setTimeout(resolve, restartOptions.downMs ?? 0));
         restarts++;
-        // Same flags: the certificates it made in --cert-dir are reused, the audit log appended.
+        // Same flags, certificates and port (whose forward stays), the audit log appended.
         const next = startChild(
           `kube-apiserver-${restarts}`,
-          binaries.kubeApiserver,
-          apiserverArgs,
+          ...placed(binaries.kubeApiserver, apiserverArgs),
           dir,
         );
         children[children.indexOf(apiserver)] = next;
@@ -473,7 +532,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
         '--bind-address=127.0.0.1',
         '--profiling=false',
       ];
-      const manager = startChild(
+      const manager = await start(
         'kube-controller-manager',
         binaries.kubeControllerManager,
         [
@@ -482,18 +541,18 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
           // ServiceAccount tokens for pods, signed as the API server verifies them, and the
           // kube-root-ca.crt ConfigMap in every namespace.
           `--service-account-private-key-file=${join(dir, 'sa.key')}`,
-          `--root-ca-file=${join(dir, 'pki', 'apiserver.crt')}`,
+          `--root-ca-file=${join(dir, 'pki', 'ca.crt')}`,
           // Default /usr/libexec/kubernetes/kubelet-plugins/volume/exec, which it would create.
           `--flex-volume-plugin-dir=${join(dir, 'flex-volume-plugins')}`,
         ],
-        dir,
+        managerPort,
       );
       children.push(manager);
-      const scheduler = startChild(
+      const scheduler = await start(
         'kube-scheduler',
         binaries.kubeScheduler,
         [...common, `--secure-port=${schedulerPort}`],
-        dir,
+        schedulerPort,
       );
       children.push(scheduler);
       const healthy = (port: number) => async () =>

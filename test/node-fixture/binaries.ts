@@ -1,6 +1,6 @@
 /**
  * Where the node's binaries come from: `build.sh` in this folder builds containerd, its runc shim,
- * ctr and the test images' programs (cached per inputs), or `NODE_FIXTURE_BIN` names a folder that
+ * ctr, the CNI plugins of the pod network and the test images' programs (cached per inputs), or `NODE_FIXTURE_BIN` names a folder that
  * already holds them; the kubelet comes with the control plane (test/kube-fixture/binaries.ts);
  * runc is Debian's (`apt-get install runc`, which .ci/run does).
  */
@@ -16,6 +16,8 @@ export interface NodeBinaries {
   /** containerd finds `containerd-shim-runc-v2` on its PATH: `dir` goes first there. */
   readonly shim: string;
   readonly runc: string;
+  /** The CNI plugins: bridge, host-local, loopback. */
+  readonly cniDir: string;
   readonly testd: string;
   readonly pause: string;
   readonly mkimage: string;
@@ -32,6 +34,7 @@ export function nodeBinariesIn(dir: string, runc: string): NodeBinaries {
     ctr: join(dir, 'ctr'),
     shim: join(dir, 'containerd-shim-runc-v2'),
     runc,
+    cniDir: join(dir, 'cni'),
     testd: join(dir, 'testd'),
     pause: join(dir, 'pause'),
     mkimage: join(dir, 'mkimage'),
@@ -66,8 +69,9 @@ export async function nodeBinaries(
   const given = env['NODE_FIXTURE_BIN'];
   if (given !== undefined && given !== '') {
     const binaries = nodeBinariesIn(given, runc);
-    const { containerd, ctr, shim, testd, pause, mkimage } = binaries;
-    for (const path of [containerd, ctr, shim, testd, pause, mkimage]) {
+    const { containerd, ctr, shim, testd, pause, mkimage, cniDir } = binaries;
+    const cni = ['bridge', 'host-local', 'loopback'].map((p) => join(cniDir, p));
+    for (const path of [containerd, ctr, shim, testd, pause, mkimage, ...cni]) {
       if (!(await executable(path))) throw new Error(`NODE_FIXTURE_BIN: ${path} is not executable`);
     }
     return { binaries };

@@ -1,17 +1,19 @@
 /**
- * A real node for the real control plane (test/kube-fixture with `controllers: true`): the stock
- * kubelet, containerd 2 and Debian's runc, registered as one Node, running pods from images loaded
- * with `loadImage` (nothing is pulled: every registry points at 127.0.0.1:1). What it needs and
- * why, and how it differs from the test kubelet: test/node-fixture/README.md.
+ * A real node for the real control plane (test/kube-fixture with `controllers: true` and
+ * `network: true`): the stock kubelet and kube-proxy, containerd 2 and Debian's runc, registered as
+ * one Node, running pods from images loaded with `loadImage` (nothing is pulled: every registry
+ * points at 127.0.0.1:1). What it needs and why, and how it differs from the test kubelet:
+ * test/node-fixture/README.md.
  *
  * The host is shared, so the node keeps to itself:
  * - containerd and the kubelet run in a private mount namespace (namespace.sh) where /run, /var/lib
  *   and /var/log are its own and the machine-wide sysctls the kubelet would set already look set;
  * - its pods' cgroups live below a cgroup root of its own (host.ts), removed when it stops;
- * - the kubelet listens on 127.0.0.1 only. The Node advertises the machine's own address (the
- *   kubelet refuses a loopback one) but nothing dials it: container logs are read from the
- *   kubelet's log folder (`containerLogs`), never through the API server;
- * - pods use the host's network (`hostNetwork: true`); the CNI configuration is loopback only.
+ * - it runs in the cluster's network namespace (test/kube-fixture/network.ts): the Node's address
+ *   is on the bridge its pods are attached to (the CNI bridge plugin, host-local addresses), and
+ *   kube-proxy's iptables rules, in that namespace only, make the Services' ClusterIPs work. The
+ *   kubelet's port is open to the API server there (`kubectl logs`, `exec`); pods may also use the
+ *   node's network (`hostNetwork: true`), which is that namespace too.
  *
  * Every process dies with this one (the parent-death signal). A run killed half-way leaves a
  * scratch folder naming its dead owner, and shims and containers that outlived it: the next
@@ -19,13 +21,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { V1Node } from '@kubernetes/client-node';
 
 import type { Child, ControlPlane } from '../kube-fixture/control-plane.js';
+import type { ClusterNetwork } from '../kube-fixture/network.js';
+import { NODE_IP, POD_CIDR } from '../kube-fixture/network.js';
 import {
   alive,
   freePorts,
@@ -49,6 +53,8 @@ export interface NodeOptions {
   readonly binaries: NodeBinaries;
   /** The kubelet, of the control plane's version (test/kube-fixture builds it). */
   readonly kubelet: string;
+  /** kube-proxy, of the same version. */
+  readonly kubeProxy: string;
   /** The Node's name (default `sidecarset-node`). */
   readonly name?: string;
   /** How long each step may take (default 120 s). */
@@ -71,6 +77,8 @@ export interface KubeNode {
   readonly runtime: NodeRuntime;
   /** Imports an OCI or docker image archive, as `kind load image-archive` does. */
   loadImage(archive: string): Promise<void>;
+  /** Gives an image on the node a second name (both as containerd stores them: docker.io/…). */
+  tagImage(source: string, target: string): Promise<void>;
   /**
    * A container's log lines (without the CRI timestamp and stream), every run of it in order:
    * `runs[0]` is the first start, `runs[n]` the n-th restart.
@@ -90,7 +98,7 @@ const NAMESPACE_SCRIPT = new URL('./namespace.sh', import.meta.url).pathname;
 /** An address where nothing listens: every registry points there, so a pull fails at once. */
 const NO_REGISTRY = 'http://127.0.0.1:1';
 
-function containerdConfig(dir: string, runc: string): string {
+function containerdConfig(dir: string, binaries: NodeBinaries): string {
   return `# containerd 2 (configuration version 3), every path in the node's scratch folder.
 version = 3
 root = "${dir}/containerd/root"
@@ -129,11 +137,11 @@ disabled_plugins = ["io.containerd.nri.v1.nri"]
       [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
         runtime_type = "io.containerd.runc.v2"
         [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-          BinaryName = "${runc}"
+          BinaryName = "${binaries.runc}"
           Root = "${dir}/run/runc"
           SystemdCgroup = false
     [plugins.'io.containerd.cri.v1.runtime'.cni]
-      bin_dirs = ["${dir}/cni-bin"]
+      bin_dirs = ["${binaries.cniDir}"]
       conf_dir = "${dir}/cni"
 
   [plugins.'io.containerd.grpc.v1.cri']
@@ -157,14 +165,15 @@ cgroupRoot: /${cgroupRoot}
 containerRuntimeEndpoint: unix://${dir}/run/containerd.sock
 podLogsDir: ${dir}/pod-logs
 volumePluginDir: ${dir}/volume-plugins
-# Loopback only; the API server never calls in (no logs, exec or port-forward through it).
-address: 127.0.0.1
+# In the cluster's namespace only: the API server calls in for logs, exec and port-forward, without
+# a client certificate.
+address: 0.0.0.0
 port: ${ports.port}
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 healthzPort: ${ports.healthz}
 authentication:
-  anonymous: { enabled: false }
+  anonymous: { enabled: true }
   webhook: { enabled: false }
 authorization:
   mode: AlwaysAllow
@@ -177,23 +186,71 @@ serializeImagePulls: false
 syncFrequency: 10s
 nodeStatusUpdateFrequency: 5s
 fileCheckFrequency: 5s
-resolvConf: /etc/resolv.conf
+# No name server: nothing in the namespace answers, and nothing outside it is reachable.
+resolvConf: ${dir}/resolv.conf
 `;
 }
 
-/** Node Ready needs a CNI configuration; hostNetwork pods never run a plugin. */
-const CNI_CONFIG = JSON.stringify({
-  cniVersion: '1.0.0',
-  name: 'sidecarset-node',
-  plugins: [{ type: 'loopback' }],
-});
+/**
+ * The pod network: pods on the bridge the namespace already has (network-namespace.ts), addresses
+ * from the node's range, the node's address as their gateway; hairpin, so that a pod reaches
+ * itself through its own Service.
+ */
+function cniConfig(dir: string): string {
+  return JSON.stringify({
+    cniVersion: '1.0.0',
+    name: 'sidecarset-node',
+    plugins: [
+      {
+        type: 'bridge',
+        bridge: 'cni0',
+        isGateway: true,
+        ipMasq: false,
+        hairpinMode: true,
+        ipam: {
+          type: 'host-local',
+          ranges: [[{ subnet: POD_CIDR, gateway: NODE_IP }]],
+          routes: [{ dst: '0.0.0.0/0' }],
+          dataDir: `${dir}/cni-ipam`,
+        },
+      },
+    ],
+  });
+}
 
-/** The kubelet refuses a loopback node IP: the machine's own address, advertised, never dialled. */
-function nodeIp(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+/**
+ * kube-proxy in iptables mode, every Service connection masqueraded: without br_netfilter, a pod
+ * answering another pod on the same bridge would otherwise bypass the translation back. The
+ * conntrack limits are machine-wide: left as they are.
+ */
+function kubeProxyConfig(options: {
+  kubeconfig: string;
+  name: string;
+  healthz: number;
+  metrics: number;
+}): string {
+  return `apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: { kubeconfig: ${options.kubeconfig} }
+hostnameOverride: ${options.name}
+mode: iptables
+clusterCIDR: ${POD_CIDR}
+healthzBindAddress: 127.0.0.1:${options.healthz}
+metricsBindAddress: 127.0.0.1:${options.metrics}
+iptables: { masqueradeAll: true, localhostNodePorts: false, syncPeriod: 30s, minSyncPeriod: 0s }
+conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s }
+`;
+}
+
+async function healthy(port: number): Promise<boolean> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/healthz`, {
+      signal: AbortSignal.timeout(2000),
+    });
+    return response.ok;
+  } catch {
+    return false;
   }
-  throw new Error('no non-loopback IPv4 address to advertise as the Node InternalIP');
 }
 
 /** `ctr` inside the node's mount namespace (where containerd mounts what it unpacks). */
@@ -249,18 +306,23 @@ function nodeReady(node: V1Node): boolean {
 
 export async function startNode(options: NodeOptions): Promise<KubeNode> {
   const { plane, binaries } = options;
+  const network: ClusterNetwork | undefined = plane.network;
+  if (network === undefined) {
+    throw new Error('a node needs the control plane started with `network: true`');
+  }
   const name = options.name ?? 'sidecarset-node';
   const timeoutMs = options.startTimeoutMs ?? 120_000;
   await removeAbandoned();
   const dir = await mkdtemp(join(tmpdir(), DIR_PREFIX));
   await writeFile(join(dir, 'owner.pid'), String(process.pid));
   const cgroupRoot = `${CGROUP_PREFIX}${process.pid}-${randomBytes(3).toString('hex')}`;
-  const started: { namespace?: Child; containerd?: Child; kubelet?: Child } = {};
+  const started: { namespace?: Child; containerd?: Child; kubelet?: Child; kubeProxy?: Child } = {};
   const stop = async (): Promise<void> => {
     // The kubelet first, so that it restarts nothing; then the containers and their shims, which
     // outlive containerd; then containerd and the namespace.
-    const { namespace, containerd, kubelet } = started;
+    const { namespace, containerd, kubelet, kubeProxy } = started;
     if (kubelet !== undefined) await stopChild(kubelet, 5000);
+    if (kubeProxy !== undefined) await stopChild(kubeProxy, 5000);
     await removeCgroupRoot(cgroupRoot);
     await killProcessesMentioning(dir);
     if (containerd !== undefined) await stopChild(containerd, 5000);
@@ -274,7 +336,7 @@ export async function startNode(options: NodeOptions): Promise<KubeNode> {
         'run',
         'containerd',
         'cni',
-        'cni-bin',
+        'cni-ipam',
         'cdi',
         'pod-logs',
         'images',
@@ -282,16 +344,25 @@ export async function startNode(options: NodeOptions): Promise<KubeNode> {
       ].map((d) => mkdir(join(dir, d), { recursive: true })),
     );
     await Promise.all([
-      writeFile(join(dir, 'containerd.toml'), containerdConfig(dir, binaries.runc)),
-      writeFile(join(dir, 'cni', '10-loopback.conflist'), CNI_CONFIG),
+      writeFile(join(dir, 'containerd.toml'), containerdConfig(dir, binaries)),
+      writeFile(join(dir, 'cni', '10-bridge.conflist'), cniConfig(dir)),
+      writeFile(join(dir, 'resolv.conf'), '# no name server in the test cluster\n'),
       writeFile(join(dir, 'registries', '_default', 'hosts.toml'), `server = "${NO_REGISTRY}"\n`),
     ]);
     await createCgroupRoot(cgroupRoot);
 
+    // A mount namespace of its own, in the cluster's network namespace.
     const namespace = startChild(
       'namespace',
-      'unshare',
-      ['--mount', '--propagation', 'private', '--', 'bash', NAMESPACE_SCRIPT, dir],
+      ...network.inside('unshare', [
+        '--mount',
+        '--propagation',
+        'private',
+        '--',
+        'bash',
+        NAMESPACE_SCRIPT,
+        dir,
+      ]),
       dir,
     );
     started.namespace = namespace;
@@ -307,6 +378,7 @@ export async function startNode(options: NodeOptions): Promise<KubeNode> {
       '-t',
       String(namespacePid),
       '-m',
+      '-n',
       '--',
       binary,
       ...args,
@@ -339,8 +411,24 @@ export async function startNode(options: NodeOptions): Promise<KubeNode> {
     const images = await buildTestImages(binaries, join(dir, 'images'));
     for (const archive of images) await loadImageArchive(runtime, archive);
 
-    const [port, healthz] = (await freePorts(2)) as [number, number];
+    const [port, healthz, proxyHealthz, proxyMetrics] = (await freePorts(4)) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    await network.forward(healthz);
+    await network.forward(proxyHealthz);
     await writeFile(join(dir, 'kubelet.yaml'), kubeletConfig(dir, cgroupRoot, { port, healthz }));
+    await writeFile(
+      join(dir, 'kube-proxy.yaml'),
+      kubeProxyConfig({
+        kubeconfig: plane.adminKubeconfig,
+        name,
+        healthz: proxyHealthz,
+        metrics: proxyMetrics,
+      }),
+    );
     const kubelet = startChild(
       'kubelet',
       'nsenter',
@@ -349,27 +437,23 @@ export async function startNode(options: NodeOptions): Promise<KubeNode> {
         `--kubeconfig=${plane.adminKubeconfig}`,
         '--root-dir=/var/lib/kubelet',
         `--hostname-override=${name}`,
-        `--node-ip=${nodeIp()}`,
+        `--node-ip=${NODE_IP}`,
         '--v=1',
       ]),
       dir,
       { ...process.env, PATH: path },
     );
     started.kubelet = kubelet;
-    await waitReady(
-      kubelet,
-      async () => {
-        try {
-          const response = await fetch(`http://127.0.0.1:${healthz}/healthz`, {
-            signal: AbortSignal.timeout(2000),
-          });
-          return response.ok;
-        } catch {
-          return false;
-        }
-      },
-      timeoutMs,
+    await waitReady(kubelet, () => healthy(healthz), timeoutMs);
+    // In the node's mount namespace too: iptables' lock file goes to its /run.
+    const kubeProxy = startChild(
+      'kube-proxy',
+      'nsenter',
+      inNamespace(options.kubeProxy, [`--config=${join(dir, 'kube-proxy.yaml')}`, '--v=1']),
+      dir,
     );
+    started.kubeProxy = kubeProxy;
+    await waitReady(kubeProxy, () => healthy(proxyHealthz), timeoutMs);
     const core = plane.kubeConfig().makeApiClient(CoreV1Api);
     await waitFor(async () => {
       try {
@@ -384,6 +468,9 @@ export async function startNode(options: NodeOptions): Promise<KubeNode> {
       dir,
       runtime,
       loadImage: (archive) => loadImageArchive(runtime, archive),
+      async tagImage(source, target) {
+        await ctr(runtime, ['images', 'tag', '--force', source, target]);
+      },
       async containerCgroupFile(containerID, file) {
         const id = containerID.replace(/^[a-z]+:\/\//, '');
         const hierarchy = join('/sys/fs/cgroup', file.split('.')[0] ?? '', cgroupRoot);
