@@ -208,11 +208,11 @@ describe('charts/sidecarset', { skip }, () => {
     }
   });
 
-  it('runs sidecarset check as a helm test, with read-only RBAC removed afterwards', () => {
-    const hooks = helmTemplate(t, ['installation.namespace=platform']).filter(
-      (o) => o.metadata.annotations?.['helm.sh/hook'] === 'test',
+  it('runs sidecarset check as a helm test in the release namespace, with read-only RBAC', () => {
+    const objects = helmTemplate(t, ['installation.namespace=platform']).filter(
+      (o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'test',
     );
-    assert.deepEqual(hooks.map((o) => o.kind).sort(), [
+    assert.deepEqual(objects.map((o) => o.kind).sort(), [
       'ClusterRole',
       'ClusterRoleBinding',
       'Pod',
@@ -220,7 +220,16 @@ describe('charts/sidecarset', { skip }, () => {
       'RoleBinding',
       'ServiceAccount',
     ]);
-    const pod = hooks.find((o) => o.kind === 'Pod');
+    // `helm test --logs` reads every test hook as a Pod of the release's namespace: the Pod is the
+    // only hook, and it lives there (helm template's namespace is `default`).
+    const hooks = objects.filter((o) => o.metadata.annotations?.['helm.sh/hook'] === 'test');
+    assert.deepEqual(
+      hooks.map((o) => [o.kind, o.metadata.namespace]),
+      [['Pod', 'default']],
+    );
+    const account = objects.find((o) => o.kind === 'ServiceAccount');
+    assert.equal(account?.metadata.namespace, 'default');
+    const pod = hooks[0];
     const spec = pod?.['spec'] as {
       serviceAccountName: string;
       containers: { image: string; command: string[]; args: string[] }[];
@@ -228,11 +237,16 @@ describe('charts/sidecarset', { skip }, () => {
     assert.equal(spec.serviceAccountName, 'sidecarset-test');
     assert.deepEqual(
       spec.containers.map((c) => [c.image, ...c.command, ...c.args]),
-      [['sidecarset:0.1.0', 'node', '/app/bin/sidecarset.js', 'check', '--namespace', 'platform']],
+      [['sidecarset:0.2.0-dev', 'node', '/app/bin/sidecarset.js', 'check', '--namespace', 'platform']],
     );
-    for (const o of hooks.filter((h) => h.kind !== 'Pod'))
-      assert.match(o.metadata.annotations?.['helm.sh/hook-delete-policy'] ?? '', /hook-succeeded/);
-    const verbs = hooks
+    const role = objects.find((o) => o.kind === 'Role');
+    assert.equal(role?.metadata.namespace, 'platform');
+    for (const binding of objects.filter((o) => o.kind.endsWith('Binding'))) {
+      assert.deepEqual(binding['subjects'], [
+        { kind: 'ServiceAccount', name: 'sidecarset-test', namespace: 'default' },
+      ]);
+    }
+    const verbs = objects
       .flatMap((o) => (o['rules'] as { verbs: string[] }[] | undefined) ?? [])
       .flatMap((r) => r.verbs);
     assert.ok(verbs.length > 0);
@@ -247,8 +261,8 @@ describe('charts/sidecarset', { skip }, () => {
     try {
       const r = run(t.helm, ['package', CHART, '--destination', dir]);
       assert.equal(r.status, 0, r.stderr);
-      assert.deepEqual(await readdir(dir), ['sidecarset-0.1.0.tgz']);
-      const args = ['template', 'x', join(dir, 'sidecarset-0.1.0.tgz')];
+      assert.deepEqual(await readdir(dir), ['sidecarset-0.2.0-dev.tgz']);
+      const args = ['template', 'x', join(dir, 'sidecarset-0.2.0-dev.tgz')];
       const on = ['monitoring.prometheusRule.enabled=true', 'monitoring.dashboard.enabled=true'];
       const kinds = parseObjects(
         run(t.helm, [...args, ...on.flatMap((s) => ['--set', s])]).stdout,
@@ -324,7 +338,7 @@ describe('charts/sidecarset', { skip }, () => {
   });
 
   it('tags the image with the appVersion unless image.tag says otherwise', () => {
-    assert.equal(container(helmTemplate(t)).image, 'sidecarset:0.1.0');
+    assert.equal(container(helmTemplate(t)).image, 'sidecarset:0.2.0-dev');
     assert.equal(
       container(helmTemplate(t, ['image.repository=r.example/s', 'image.tag=1.2.3'])).image,
       'r.example/s:1.2.3',

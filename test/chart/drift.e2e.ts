@@ -27,8 +27,9 @@ function withoutHelmLabels(labels: Record<string, string> | undefined): void {
 /** manifests/cert-manager's Issuers and Certificates have no labels; the chart's have the usual. */
 const UNLABELLED_IN_KUSTOMIZE = new Set(['Issuer', 'Certificate']);
 
-/** `helm.sh/hook: test`: the `helm test` Pod and its RBAC, which manifests/ has no use for. */
-const isHelmTest = (o: KubeObject): boolean => o.metadata.annotations?.['helm.sh/hook'] === 'test';
+/** The `helm test` Pod, its ServiceAccount and RBAC, which manifests/ has no use for. */
+const isHelmTest = (o: KubeObject): boolean =>
+  o.metadata.labels?.['app.kubernetes.io/component'] === 'test';
 
 function normalizeChart(o: KubeObject): KubeObject {
   withoutHelmLabels(o.metadata.labels);
