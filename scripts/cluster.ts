@@ -1,31 +1,31 @@
 /**
- * `npm run cluster`: a real, whole Kubernetes cluster on loopback for trying the webhook and the
- * controller by hand: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and one node
- * (kubelet, containerd, runc), built from Go modules by test/kube-fixture/build.sh and
- * test/node-fixture/build.sh. Prints the admin kubeconfig and runs until Ctrl-C; then it stops
- * everything and removes its data.
+ * `npm run cluster`: a real, whole Kubernetes cluster for trying the webhook and the controller by
+ * hand: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and one node (kubelet,
+ * kube-proxy, containerd, runc) in a network namespace of its own, with a pod network and Services,
+ * built from Go modules by test/kube-fixture/build.sh and test/node-fixture/build.sh. Prints the
+ * admin kubeconfig (https://127.0.0.1:PORT, forwarded into the namespace) and runs until Ctrl-C;
+ * then it stops everything and removes its data.
  *
  *   npm run cluster                        # the cluster
- *   npm run cluster -- --install           # and manifests/ applied, the webhooks pointed at
- *                                          # https://127.0.0.1:9443 (the certificate in certs/dev)
+ *   npm run cluster -- --install           # and this project installed as users install it: the
+ *                                          # image (`npm run image`) loaded, the chart installed
  *   npm run cluster -- load-image FILE.tar # loads an image archive onto the running cluster's node
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { ensureDevCertificates } from '../src/server/tls.js';
-import { installManifests } from '../test/e2e/install.js';
+import { CHART, helm } from '../test/e2e/helm.js';
+import { buildImage } from '../test/e2e/image.js';
+import { helmBinary } from '../test/helm-fixture/binary.js';
 import { controlPlaneBinaries } from '../test/kube-fixture/binaries.js';
 import type { ControlPlane } from '../test/kube-fixture/control-plane.js';
 import { alive, startControlPlane } from '../test/kube-fixture/control-plane.js';
 import { nodeBinaries } from '../test/node-fixture/binaries.js';
 import { TEST_IMAGES } from '../test/node-fixture/images.js';
-import type { NodeRuntime } from '../test/node-fixture/node.js';
+import type { KubeNode, NodeRuntime } from '../test/node-fixture/node.js';
 import { loadImageArchive, startNode } from '../test/node-fixture/node.js';
 
-const WEBHOOK = 'https://127.0.0.1:9443';
-const DEV_CERTS = 'certs/dev';
 /** Where the running cluster says how to reach its node, for `load-image` from another terminal. */
 const STATE_FILE = join(tmpdir(), 'sidecarset-cluster.json');
 
@@ -35,12 +35,41 @@ interface ClusterState {
   readonly node: NodeRuntime;
 }
 
-/** Applies manifests/ for a webhook on this machine; returns the ServiceAccount's kubeconfig. */
-async function install(plane: ControlPlane): Promise<string> {
-  const certs = await ensureDevCertificates(DEV_CERTS, new Date());
-  await installManifests(plane, { url: WEBHOOK, caPem: await readFile(certs.caFile, 'utf8') });
-  const token = await plane.serviceAccountToken('sidecarset-system', 'sidecarset');
-  return plane.writeKubeconfig('sidecarset.kubeconfig', token);
+/**
+ * This project as users install it: the image built (or rebuilt from the caches) and loaded onto
+ * the node, the chart installed with its defaults but for the image, until its Deployment is Ready.
+ */
+async function install(plane: ControlPlane, node: KubeNode): Promise<string[]> {
+  const helmFound = await helmBinary();
+  if ('skip' in helmFound) fail(helmFound.skip);
+  process.stdout.write('Building the image (npm run image)…\n');
+  const image = await buildImage(resolve('build'));
+  await node.loadImage(image.archive);
+  const at = image.reference.lastIndexOf(':');
+  const installed = await helm(
+    plane,
+    [
+      'install',
+      'sidecarset',
+      CHART,
+      '--set',
+      `image.repository=${image.reference.slice(0, at)},image.tag=${image.reference.slice(at + 1)}`,
+      '--wait',
+      '--timeout',
+      '5m',
+    ],
+    helmFound.helm,
+  );
+  if (installed.code !== 0) fail(`helm install: ${installed.stderr}`);
+  return [
+    `${image.reference} (${image.archive}) loaded onto the node; the chart installed as the release`,
+    'sidecarset: two replicas in sidecarset-system, webhooks through the Service. Then:',
+    '',
+    '  npx sidecarset check',
+    '  kubectl apply -f examples/local-cluster/',
+    '  npx sidecarset rollout status local-logtail -w',
+    '',
+  ];
 }
 
 function fail(message: string): never {
@@ -68,11 +97,16 @@ async function start(): Promise<void> {
   if ('skip' in found) fail(found.skip);
   const foundNode = await nodeBinaries();
   if ('skip' in foundNode) fail(foundNode.skip);
-  const plane = await startControlPlane({ binaries: found.binaries, controllers: true });
+  const plane = await startControlPlane({
+    binaries: found.binaries,
+    controllers: true,
+    network: true,
+  });
   const node = await startNode({
     plane,
     binaries: foundNode.binaries,
     kubelet: found.binaries.kubelet,
+    kubeProxy: found.binaries.kubeProxy,
   }).catch(async (err: unknown) => {
     await plane.stop();
     throw err;
@@ -100,19 +134,15 @@ async function start(): Promise<void> {
       .filter((i) => i !== TEST_IMAGES.missing)
       .join(' ')}`,
     'Load more from another terminal: npm run cluster -- load-image FILE.tar',
-    'Pods use the host network (hostNetwork: true) and images already on the node.',
+    'Pods get addresses of their own (10.244.0.0/24) and Services work; nothing is pulled.',
     '',
   ];
   if (process.argv.includes('--install')) {
-    const kubeconfig = await install(plane);
     lines.push(
-      `manifests/ applied; the webhooks call ${WEBHOOK}. Start the webhook and the controller as`,
-      "the manifests' ServiceAccount (the token is valid for an hour), then use the examples:",
-      '',
-      `  npx sidecarset serve --kubeconfig ${kubeconfig} --host 127.0.0.1 --dev-cert-dir ${DEV_CERTS} --leader-elect`,
-      `  ${kubectl} apply -f examples/local-cluster/`,
-      `  ${kubectl} get pods -w`,
-      '',
+      ...(await install(plane, node).catch(async (err: unknown) => {
+        await stopAll();
+        throw err;
+      })),
     );
   }
   lines.push('Ctrl-C stops the cluster and deletes its data.', '');

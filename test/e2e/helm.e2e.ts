@@ -8,62 +8,29 @@
  * and comes back injected; `helm uninstall` takes the webhooks away again.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 
 import type { ControlPlane } from '../kube-fixture/control-plane.js';
 import { freePorts } from '../kube-fixture/control-plane.js';
 import { eventually } from '../support/eventually.js';
 import { crdEstablished } from './apply-crd.js';
+import { CHART, helm } from './helm.js';
 import { webhooksInUse } from './install.js';
 import type { SidecarsetProcess } from './processes.js';
 import { errors, startSidecarset } from './processes.js';
 import { NAMESPACE, SERVICE_ACCOUNT, clusterArgs, install, useControlPlane } from './support.js';
 
-const chart = new URL('../../charts/sidecarset', import.meta.url).pathname;
 const examples = new URL('../../examples/', import.meta.url).pathname;
 const PROMETHEUS_RULE_CRD = new URL('../fixtures/prometheus-rule-crd.yaml', import.meta.url)
   .pathname;
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** helm as the cluster admin, its cache and config inside the control plane's folder. */
-function helm(plane: ControlPlane, args: readonly string[]): Promise<Result> {
-  const dir = process.env['HELM_FIXTURE_BIN'];
-  if (dir === undefined) throw new Error('HELM_FIXTURE_BIN is not set: run npm run test:e2e');
-  const home = join(plane.dir, 'helm');
-  const child = spawn(join(dir, 'helm'), [...args, '--kubeconfig', plane.adminKubeconfig], {
-    env: {
-      ...process.env,
-      HELM_CACHE_HOME: join(home, 'cache'),
-      HELM_CONFIG_HOME: join(home, 'config'),
-      HELM_DATA_HOME: join(home, 'data'),
-    },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => {
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 /** `helm install sidecarset charts/sidecarset` with `--set` values: what it prints (the NOTES). */
 async function installChart(plane: ControlPlane, set: readonly string[]): Promise<string> {
   const installed = await helm(plane, [
     'install',
     'sidecarset',
-    chart,
+    CHART,
     ...set.flatMap((s) => ['--set', s]),
   ]);
   assert.equal(installed.code, 0, `helm install: ${installed.stderr}`);
@@ -168,7 +135,7 @@ describe('installed with helm and a certificate of our own', () => {
       helm(cluster.plane(), [
         'upgrade',
         'sidecarset',
-        chart,
+        CHART,
         '--dry-run=client',
         '--reuse-values',
         '--set',

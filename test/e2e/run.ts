@@ -1,7 +1,7 @@
 /**
  * `npm run test:e2e`: everything that needs built binaries. Builds the cluster's binaries
  * (test/kube-fixture), the node's (test/node-fixture) and helm (test/helm-fixture), or finds them
- * cached, then runs every test/e2e/*.e2e.ts and test/chart/*.e2e.ts, one file at a time (each
+ * cached, and this project's image (`npm run image`, which the chart tests install), then runs every test/e2e/*.e2e.ts and test/chart/*.e2e.ts, one file at a time (each
  * starts its own control plane). Without Go (or, for the node, without runc or root) it skips with
  * one line, except under CI=true, where that is a failure.
  */
@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { helmBinary } from '../helm-fixture/binary.js';
 import { controlPlaneBinaries } from '../kube-fixture/binaries.js';
 import { nodeBinaries } from '../node-fixture/binaries.js';
+import { buildImage } from './image.js';
 
 const here = new URL('./', import.meta.url).pathname;
 const chartTests = new URL('../chart/', import.meta.url).pathname;
@@ -59,6 +60,19 @@ async function run(): Promise<number> {
       }
     }
   }
+  const started = Date.now();
+  const imageDir = await mkdtemp(join(tmpdir(), 'e2e-image-'));
+  let image;
+  try {
+    image = await buildImage(imageDir);
+  } catch (err) {
+    process.stderr.write(`test:e2e: ${err instanceof Error ? err.message : String(err)}\n`);
+    await rm(imageDir, { recursive: true, force: true });
+    return 1;
+  }
+  process.stderr.write(
+    `test:e2e: image ${image.reference} built in ${Math.round((Date.now() - started) / 1000)} s\n`,
+  );
   const auditDir = await mkdtemp(join(tmpdir(), 'e2e-audit-'));
   const env = {
     ...process.env,
@@ -66,6 +80,7 @@ async function run(): Promise<number> {
     NODE_FIXTURE_BIN: node.binaries.dir,
     HELM_FIXTURE_BIN: dirname(helm.helm),
     E2E_AUDIT_DIR: auditDir,
+    E2E_IMAGE: JSON.stringify(image),
   };
   let code = await runTests(files, env);
   // The least-privilege check needs every file's requests: only after a complete, green run.
@@ -73,6 +88,7 @@ async function run(): Promise<number> {
     code = await runTests([`${here}least-privilege.last.ts`], env);
   }
   await rm(auditDir, { recursive: true, force: true });
+  await rm(imageDir, { recursive: true, force: true });
   return code;
 }
 
