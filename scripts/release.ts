@@ -3,6 +3,9 @@
  *   sidecarset-<version>.tgz            the npm package (npm pack; its `prepare` builds dist/)
  *   sidecarset-<version>.chart.tgz      the Helm chart (helm package charts/sidecarset)
  *   sidecarset-<version>.cdx.json       a CycloneDX SBOM of the production dependencies (npm sbom)
+ *   sidecarset-<version>.image.tar      the image (npm run image, docs/image.md): OCI and docker archive
+ *   sidecarset-<version>.image.cdx.json its SBOM: Debian packages, Node, npm packages
+ *   sidecarset-<version>.image.digest   its manifest digest, sha256:…, what a registry names it by
  *   SHA256SUMS                          sha256sum -c reads it
  * helm is $HELM, else $HELM_FIXTURE_BIN/helm (test/helm-fixture's build), else `helm` on PATH.
  * Fails when package.json, Chart.yaml's version and appVersion disagree, or an artifact is not
@@ -11,10 +14,13 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { parse } from 'yaml';
+
+import { buildImage, provenanceOf } from './image/build.js';
+import { DEFAULT_REPOSITORY } from './image/definition.js';
 
 const ROOT = new URL('../', import.meta.url).pathname;
 
@@ -40,11 +46,19 @@ export function helmCommand(env: NodeJS.ProcessEnv): string {
   return fixture === '' ? 'helm' : join(fixture, 'helm');
 }
 
-export function artifactNames(version: string): { npm: string; chart: string; sbom: string } {
+export type ArtifactNames = Record<
+  'npm' | 'chart' | 'sbom' | 'image' | 'imageSbom' | 'imageDigest',
+  string
+>;
+
+export function artifactNames(version: string): ArtifactNames {
   return {
     npm: `sidecarset-${version}.tgz`,
     chart: `sidecarset-${version}.chart.tgz`,
     sbom: `sidecarset-${version}.cdx.json`,
+    image: `sidecarset-${version}.image.tar`,
+    imageSbom: `sidecarset-${version}.image.cdx.json`,
+    imageDigest: `sidecarset-${version}.image.digest`,
   };
 }
 
@@ -120,6 +134,18 @@ export async function release(out: string, env: NodeJS.ProcessEnv): Promise<stri
     pkg.version,
   );
   await writeFile(join(out, names.sbom), `${JSON.stringify(sbom, null, 2)}\n`);
+
+  // Named `sidecarset:<version>`; buildImage writes the archive and its SBOM under these names.
+  const image = await buildImage({
+    root: ROOT,
+    out,
+    name: { repository: DEFAULT_REPOSITORY, tag: pkg.version },
+    provenance: await provenanceOf(ROOT, env),
+  });
+  if (basename(image.archive) !== names.image || basename(image.sbom) !== names.imageSbom) {
+    throw new Error(`the image was written as ${image.archive}, not ${names.image}`);
+  }
+  await writeFile(join(out, names.imageDigest), `${image.digest}\n`);
 
   const files = Object.values(names);
   const present = new Set(await readdir(out));

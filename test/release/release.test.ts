@@ -36,6 +36,9 @@ describe('npm run release', () => {
       npm: 'sidecarset-1.2.3.tgz',
       chart: 'sidecarset-1.2.3.chart.tgz',
       sbom: 'sidecarset-1.2.3.cdx.json',
+      image: 'sidecarset-1.2.3.image.tar',
+      imageSbom: 'sidecarset-1.2.3.image.cdx.json',
+      imageDigest: 'sidecarset-1.2.3.image.digest',
     });
   });
 
