@@ -237,7 +237,16 @@ describe('charts/sidecarset', { skip }, () => {
     assert.equal(spec.serviceAccountName, 'sidecarset-test');
     assert.deepEqual(
       spec.containers.map((c) => [c.image, ...c.command, ...c.args]),
-      [['sidecarset:0.2.0-dev', 'node', '/app/bin/sidecarset.js', 'check', '--namespace', 'platform']],
+      [
+        [
+          'sidecarset:0.2.0-dev',
+          'node',
+          '/app/bin/sidecarset.js',
+          'check',
+          '--namespace',
+          'platform',
+        ],
+      ],
     );
     const role = objects.find((o) => o.kind === 'Role');
     assert.equal(role?.metadata.namespace, 'platform');
