@@ -9,6 +9,8 @@
 import { SidecarSetError } from '../errors.js';
 import type { JsonObject } from '../encoding/json.js';
 import { isPlainObject } from '../encoding/json.js';
+import type { GoRegexp } from '../encoding/go-regexp.js';
+import { compileGoRegexp } from '../encoding/go-regexp.js';
 import type { Container, Pod } from '../api/k8s-types.js';
 import type { Quantity } from '../encoding/quantity.js';
 import {
@@ -84,11 +86,9 @@ function computePolicyResources(
       `SidecarSet ${ctx.sidecarSet ?? ''} container ${containerName}: resourcesPolicy: ${why}`,
     );
   const pattern = policy.targetContainersNameRegex ?? '.*';
-  let regex: RegExp;
-  try {
-    regex = new RegExp(pattern, 'u');
-  } catch (e) {
-    throw fail(`invalid regex pattern ${JSON.stringify(pattern)}: ${String(e)}`);
+  const regex = compileGoRegexp(pattern);
+  if ('error' in regex) {
+    throw fail(`invalid regex pattern ${JSON.stringify(pattern)}: ${regex.error}`);
   }
   const targets = targetContainers(ctx.pod, regex, ctx.sidecarSetContainers);
   if (targets.length === 0) {
@@ -127,10 +127,10 @@ function computePolicyResources(
  */
 export function targetContainers(
   pod: Readonly<Pod>,
-  regex: RegExp,
+  regex: GoRegexp,
   excluded: ReadonlySet<string>,
 ): Container[] {
-  const eligible = (c: Container): boolean => !excluded.has(c.name) && regex.test(c.name);
+  const eligible = (c: Container): boolean => !excluded.has(c.name) && regex.matches(c.name);
   return [
     ...(pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always' && eligible(c)),
     ...pod.spec.containers.filter(eligible),

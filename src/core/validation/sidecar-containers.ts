@@ -6,6 +6,7 @@ import { childPath, indexPath, invalid, required } from './field-error.js';
 import { POD_INJECT_POLICIES, SHARE_VOLUME_POLICIES } from '../api/sidecarset-types.js';
 import { isQualifiedName } from './names-and-selectors.js';
 import { checkResourceExpression } from '../inject/resource-expression.js';
+import { compileGoRegexp } from '../encoding/go-regexp.js';
 
 const TRANSFER_FIELD_PATHS = ['metadata.annotations', 'metadata.labels', 'metadata.name'];
 
@@ -129,8 +130,10 @@ function validateResourcesPolicy(c: Readonly<SidecarContainer>, p: string): Fiel
   const rp = childPath(p, 'targetContainersNameRegex');
   if (regex === '') errs.push(required(rp, 'invalid empty regex'));
   else {
-    const bad = regexSyntaxError(regex);
-    if (bad !== undefined) errs.push(invalid(rp, regex, `invalid regex pattern: ${bad}`));
+    const compiled = compileGoRegexp(regex);
+    if ('error' in compiled) {
+      errs.push(invalid(rp, regex, `invalid regex pattern: ${compiled.error}`));
+    }
   }
   const expr = policy.resourcesExpr ?? {};
   const ep = childPath(p, 'resourcesExpr');
@@ -148,15 +151,4 @@ function validateResourcesPolicy(c: Readonly<SidecarContainer>, p: string): Fiel
     }
   }
   return errs;
-}
-
-/** JavaScript's RegExp stands in for Go's RE2; the constructs that differ are rare in names. */
-function regexSyntaxError(pattern: string): string | undefined {
-  try {
-    new RegExp(pattern, 'u');
-    return undefined;
-  } catch (e) {
-    /* c8 ignore next */
-    return e instanceof Error ? e.message : 'invalid';
-  }
 }

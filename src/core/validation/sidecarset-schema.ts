@@ -282,8 +282,9 @@ const sidecarContainer = (description: string) =>
             type: 'string',
             description:
               "Which of the pod's containers count: those whose names match this regular " +
-              'expression, plain containers and native-sidecar init containers, never the ' +
-              "SidecarSets' own sidecars. A pod with no match is rejected. Unset, it is .*: every container.",
+              "expression (Go's RE2 syntax, anywhere in the name), plain containers and " +
+              "native-sidecar init containers, never the SidecarSets' own sidecars. A pod with no " +
+              'match is rejected. Unset, it is .*: every container.',
             default: DEFAULT_TARGET_CONTAINERS_NAME_REGEX,
           },
           resourcesExpr: {

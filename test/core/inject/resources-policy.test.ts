@@ -15,6 +15,8 @@ import {
 import type { JsonObject } from '../../../src/core/encoding/json.js';
 import type { Container, Pod } from '../../../src/core/api/k8s-types.js';
 import { formatQuantity, parseQuantity } from '../../../src/core/encoding/quantity.js';
+import type { GoRegexp } from '../../../src/core/encoding/go-regexp.js';
+import { compileGoRegexp } from '../../../src/core/encoding/go-regexp.js';
 import type {
   ResourcesPolicy,
   SidecarContainer,
@@ -38,6 +40,12 @@ function app(name: string, limits?: CpuMem, requests?: CpuMem, extra: Partial<Co
 }
 
 const native = (c: Container): Container => ({ ...c, restartPolicy: 'Always' });
+
+function goRegexp(pattern: string): GoRegexp {
+  const compiled = compileGoRegexp(pattern);
+  if ('error' in compiled) throw new Error(compiled.error);
+  return compiled;
+}
 
 function policy(
   mode: string,
@@ -267,7 +275,7 @@ describe('targets', () => {
 
   // TestGetTargetContainers
   it('takes native-sidecar inits then plain containers, leaving out SidecarSet names', () => {
-    assert.deepEqual(names(targetContainers(pod, /^.*$/u, excluded)), [
+    assert.deepEqual(names(targetContainers(pod, goRegexp('^.*$'), excluded)), [
       'native-app',
       'other-init',
       'app1',
@@ -277,13 +285,27 @@ describe('targets', () => {
   });
 
   it('matches the regex unanchored, as Go MatchString', () => {
-    assert.deepEqual(names(targetContainers(pod, /app/u, excluded)), [
+    assert.deepEqual(names(targetContainers(pod, goRegexp('app'), excluded)), [
       'native-app',
       'app1',
       'my-app-2',
     ]);
-    assert.deepEqual(names(targetContainers(pod, /^app/u, excluded)), ['app1']);
+    assert.deepEqual(names(targetContainers(pod, goRegexp('^app'), excluded)), ['app1']);
   });
+
+  it("takes Go's syntax: inline flags and POSIX classes, which JavaScript's RegExp refuses", () => {
+    assert.deepEqual(names(targetContainers(pod, goRegexp('(?i)^APP'), excluded)), ['app1']);
+    assert.deepEqual(names(targetContainers(pod, goRegexp('^[[:alpha:]]+$'), excluded)), []);
+  });
+
+  it(
+    'matches in linear time: a pattern that backtracks for minutes in JavaScript',
+    { timeout: 10_000 },
+    () => {
+      const trap = podOf([app(`${'a'.repeat(30)}!`), app('aaa')]);
+      assert.deepEqual(names(targetContainers(trap, goRegexp('^(a+)+$'), new Set())), ['aaa']);
+    },
+  );
 
   it('leaves out the containers and initContainers of every SidecarSet injected', () => {
     const other = makeSidecarSet('ss-other', {
@@ -335,7 +357,7 @@ describe('targets', () => {
       'an invalid regex',
       podOf([app('app')]),
       policy('sum', '(app', { cpu: 'cpu' }),
-      /invalid regex pattern "\(app": SyntaxError/,
+      /invalid regex pattern "\(app": error parsing regexp: missing closing \)/,
     ],
   ];
   for (const [name, p, pol, re] of failing) {
