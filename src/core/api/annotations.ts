@@ -27,6 +27,23 @@ export function versionAltAnnotation(slot: string): string {
 const VERSION_PREFIX = 'version.sidecarset.kruise.io/';
 const VERSION_ALT_PREFIX = 'versionalt.sidecarset.kruise.io/';
 
+/**
+ * Pod annotation keys that hold SidecarSet bookkeeping (the hashes, the injected list, the
+ * in-place update state, the hot-upgrade slots, our own sidecarset.dev/ keys): a SidecarSet's
+ * patchPodMetadata may never write them, or one SidecarSet could forge another's state and pin its
+ * pods.
+ */
+const RESERVED_POD_ANNOTATION_PREFIXES = [
+  'kruise.io/sidecarset-',
+  'sidecarset.dev/',
+  VERSION_PREFIX,
+  VERSION_ALT_PREFIX,
+] as const;
+
+export function isReservedPodAnnotation(key: string): boolean {
+  return RESERVED_POD_ANNOTATION_PREFIXES.some((prefix) => key.startsWith(prefix));
+}
+
 /** Whether `key` is a hot-upgrade slot's version or versionalt annotation. */
 export function isSlotVersionAnnotation(key: string): boolean {
   return key.startsWith(VERSION_PREFIX) || key.startsWith(VERSION_ALT_PREFIX);

@@ -542,9 +542,11 @@ export const SIDECARSET_SCHEMA = {
         patchPodMetadata: {
           type: 'array',
           description:
-            'Annotations written into the pods at injection. Unlike OpenKruise there is no ' +
-            'whitelist of allowed keys; restrict who may write SidecarSets with RBAC ' +
-            '(docs/adr/0001).',
+            'Annotations written into the pods at injection. Keys that hold SidecarSet ' +
+            'bookkeeping (kruise.io/sidecarset-*, sidecarset.dev/*, the hot-upgrade ' +
+            'version.sidecarset.kruise.io/ and versionalt.sidecarset.kruise.io/ keys) are ' +
+            'refused. Unlike OpenKruise there is no whitelist of other keys; restrict who may ' +
+            'write SidecarSets with RBAC (docs/adr/0001).',
           items: {
             type: 'object',
             description: 'Annotations and how they meet the values the pod already has.',

@@ -19,6 +19,7 @@ import {
   SIDECARSET_CANARY,
   SIDECARSET_CUSTOM_VERSION_LABEL,
   SIDECARSET_V1ALPHA1_NAMESPACE,
+  isReservedPodAnnotation,
 } from '../api/annotations.js';
 import { PATCH_POLICIES, V1BETA1 } from '../api/sidecarset-types.js';
 import {
@@ -380,6 +381,14 @@ function validatePatchPodMetadata(spec: Readonly<SidecarSetSpec>): FieldError[] 
       if (keys.has(k))
         errs.push(required('spec.patchPodMetadata', `patch annotation[${k}] already exist`));
       keys.add(k);
+      if (isReservedPodAnnotation(k)) {
+        errs.push(
+          forbidden(
+            childPath(childPath(p, 'annotations'), k),
+            'the key holds SidecarSet bookkeeping: patchPodMetadata may not write it',
+          ),
+        );
+      }
     }
   });
   return errs;

@@ -315,6 +315,43 @@ test('exact messages', () => {
     ),
     'spec.patchPodMetadata: Required value: patch annotation[k] already exist',
   );
+  // The bookkeeping keys: another SidecarSet's hash, our own keys, a hot-upgrade slot's version.
+  for (const key of [
+    'kruise.io/sidecarset-hash',
+    'kruise.io/sidecarset-injected-list',
+    'kruise.io/sidecarset-inplace-update-state',
+    'sidecarset.dev/upgrade-baseline',
+    'version.sidecarset.kruise.io/logtail-1',
+  ]) {
+    assert.equal(
+      msg(
+        ss((s) => {
+          s.spec.patchPodMetadata = [{ annotations: { [key]: '{}' }, patchPolicy: 'Overwrite' }];
+        }),
+      ),
+      `spec.patchPodMetadata[0].annotations.${key}: Forbidden: the key holds SidecarSet bookkeeping: patchPodMetadata may not write it`,
+    );
+  }
+  assert.equal(
+    msg(
+      ss((s) => {
+        s.spec.patchPodMetadata = [
+          { annotations: { 'kruise.io/sidecarset-hash-like': 'x' }, patchPolicy: 'Retain' },
+        ];
+      }),
+    ).includes('Forbidden'),
+    true,
+  );
+  assert.equal(
+    msg(
+      ss((s) => {
+        s.spec.patchPodMetadata = [
+          { annotations: { 'oom-score-adj': '-1', 'kruise.io/other': 'x' }, patchPolicy: 'Retain' },
+        ];
+      }),
+    ),
+    '',
+  );
 });
 
 test('metadata rules', () => {
