@@ -24,6 +24,19 @@ const root = new URL('../../', import.meta.url).pathname;
 
 const clusterScript = ['--import', 'tsx', 'scripts/cluster.ts'];
 
+/** The host's own network, which the cluster must not touch: its links, addresses and routes. */
+async function hostNetwork(): Promise<string> {
+  const parts = await Promise.all(
+    [['-o', 'link'], ['-o', 'addr'], ['route'], ['-6', 'route']].map(async (args) =>
+      // Counters and lifetimes change by themselves; names, addresses and routes do not.
+      (await runTool('ip', args)).replace(/ (valid|preferred)_lft \S+/g, ''),
+    ),
+  );
+  return parts.join('\n');
+}
+
+const hostNetworkBefore = await hostNetwork();
+
 describe('npm run cluster: the docs/local-cluster.md walk-through on a real node', () => {
   const [command, argv] = diesWithParent(process.execPath, [...clusterScript, '--install']);
   const cluster = spawn(command, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -68,6 +81,8 @@ describe('npm run cluster: the docs/local-cluster.md walk-through on a real node
       'jsonpath={.status.readyReplicas}/{.spec.replicas}',
     ]);
     assert.equal(deployment.out, '2/2', printed);
+    // Pods, Services and the node's address live in the cluster's own network namespace.
+    assert.equal(await hostNetwork(), hostNetworkBefore, 'the host network changed');
   });
 
   it('loads an image archive onto the node, and runs a rollout to it in place', async () => {
@@ -184,5 +199,6 @@ describe('npm run cluster: the docs/local-cluster.md walk-through on a real node
     assert.deepEqual(ours, [], 'scratch folders left');
     const cgroups = await cgroupRootsNamed(`sidecarset-node-${String(cluster.pid)}-`);
     assert.deepEqual(cgroups, [], 'cgroups left');
+    assert.equal(await hostNetwork(), hostNetworkBefore, 'the host network changed');
   });
 });
