@@ -75,6 +75,16 @@ async function afterLoad(
   return JSON.parse(stdout) as Outcome;
 }
 
+/**
+ * The largest heap of three runs of the `old` load: now and then V8 collects early (a loaded
+ * machine, its memory reducer), and one such run would look like a heap kept small.
+ */
+async function grownHeap(args: string[] | undefined, nodeFlags: string[]): Promise<number> {
+  const runs: number[] = [];
+  for (let i = 0; i < 3; i++) runs.push((await afterLoad('old', args, nodeFlags)).heap);
+  return Math.max(...runs);
+}
+
 describe('the heap of serve and controller', () => {
   it('keeps the young generation small under a load that grows it by default', async () => {
     const grown = await afterLoad('young', undefined);
@@ -93,12 +103,9 @@ describe('the heap of serve and controller', () => {
   });
 
   it('collects the garbage of start-up lists instead of growing the old generation', async () => {
-    const grown = await afterLoad('old', undefined, [YOUNG_GENERATION_FLAG]);
-    const sized = await afterLoad('old', ['serve'], [YOUNG_GENERATION_FLAG]);
-    assert.ok(
-      sized.heap < 0.8 * grown.heap,
-      `heap ${sized.heap / MiB} MiB sized, ${grown.heap / MiB} MiB by default`,
-    );
+    const grown = await grownHeap(undefined, [YOUNG_GENERATION_FLAG]);
+    const sized = await grownHeap(['serve'], [YOUNG_GENERATION_FLAG]);
+    assert.ok(sized < 0.8 * grown, `heap ${sized / MiB} MiB sized, ${grown / MiB} MiB by default`);
   });
 
   it("leaves V8's defaults to the other commands", async () => {
@@ -112,9 +119,9 @@ describe('the heap of serve and controller', () => {
     assert.equal(outcome.youngGeneration, 16 * MiB, 'two semi-spaces of 8 MiB, grown to the flag');
     assert.equal(outcome.execArgv.includes(YOUNG_GENERATION_FLAG), false);
     const old = ['--heap-growing-percent=400', YOUNG_GENERATION_FLAG];
-    const grown = await afterLoad('old', ['serve'], old);
-    const sized = await afterLoad('old', ['serve'], [YOUNG_GENERATION_FLAG]);
-    assert.ok(sized.heap < 0.8 * grown.heap, `${sized.heap / MiB} against ${grown.heap / MiB} MiB`);
+    const grown = await grownHeap(['serve'], old);
+    const sized = await grownHeap(['serve'], [YOUNG_GENERATION_FLAG]);
+    assert.ok(sized < 0.8 * grown, `${sized / MiB} against ${grown / MiB} MiB`);
   });
 
   it('recognises flags on the command line and in NODE_OPTIONS, in either spelling', () => {
