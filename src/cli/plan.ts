@@ -79,13 +79,14 @@ async function runLivePlan(
   const client = createCliClient(cliKubeConfig(options));
   // As the controller reads it: defaulted, with the hashes the webhook would have set.
   const ss = withHashes(await client.getSidecarSet(name));
-  const [pods, namespaces, revisions] = await Promise.all([
+  const [pods, namespaces, revisions, podResize] = await Promise.all([
     client.podsOf(ss),
     client.namespaces(),
     client.revisions(name, DEFAULT_REVISION_NAMESPACE),
+    client.canResizePods(),
   ]);
   const versions = resizableVersions(revisions);
-  const result = resultOf(ss, pods, { namespaces, versions }, options, now);
+  const result = resultOf(ss, pods, { namespaces, versions, podResize }, options, now);
   io.stdout.write(render([result], options.output));
   return 0;
 }
@@ -95,6 +96,8 @@ interface ClusterView {
   namespaces: NamespaceLabels;
   /** From the SidecarSet's ControllerRevisions: which pods may be resized in place. */
   versions?: ReadonlyMap<string, string>;
+  /** Whether the API server has pods/resize; the controller asks it too. */
+  podResize?: boolean;
 }
 
 function resultOf(
@@ -104,9 +107,13 @@ function resultOf(
   options: PlanCommandOptions,
   now: Date,
 ): Result {
-  const { namespaces, versions } = cluster;
+  const { namespaces, versions, podResize } = cluster;
   const matched = pods.filter((pod) => selectsForUpgrade(ss, pod, namespaces));
-  const plan = planUpgrade(ss, matched, { now, ...(versions === undefined ? {} : { versions }) });
+  const plan = planUpgrade(ss, matched, {
+    now,
+    ...(versions === undefined ? {} : { versions }),
+    ...(podResize === undefined ? {} : { podResize }),
+  });
   if (!options.simulate) return { plan };
   const failImages = options.failImage ?? [];
   return { plan, simulation: simulateRollout(ss, matched, { now, failImages }) };
@@ -233,14 +240,14 @@ function planLines(plan: UpgradePlan, perPod: boolean): string[] {
   const groups = new Map<string, PodRef[]>();
   for (const f of plan.flip)
     push(groups, 'flip: the old hot-upgrade slot back to the empty image', f.pod);
-  for (const n of plan.notUpgradable) push(groups, 'not upgradable: UpdateImmutableField', n.pod);
+  for (const n of plan.notUpgradable) push(groups, `not upgradable: ${n.message}`, n.pod);
   for (const h of plan.held) push(groups, `held: ${h.reason}`, h.pod);
   for (const [label, refs] of groups) {
     rows.push([
       '  -',
       `${refs.length} pods`,
-      label.split(':')[0] ?? '',
-      `${label.split(': ')[1] ?? ''}: ${some(refs)}`,
+      label.slice(0, label.indexOf(': ')),
+      `${label.slice(label.indexOf(': ') + 2)}: ${some(refs)}`,
     ]);
   }
   return rows.length > 1 ? [...lines, ...table(rows)] : lines;

@@ -15,6 +15,7 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
+import { hasPodResize } from './pod-resize-discovery.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 
 import { SIDECARSET_NAME_LABEL } from '../core/api/annotations.js';
@@ -90,6 +91,8 @@ export interface CliClient {
   podWebhookSelectors(configuration: string): Promise<WebhookSelectors | undefined>;
   /** The SidecarSet's ControllerRevisions in `namespace`, where the controller keeps them. */
   revisions(name: string, namespace: string): Promise<StoredRevision[]>;
+  /** Whether the API server can resize pods in place (pods/resize, Kubernetes 1.33 and later). */
+  canResizePods(): Promise<boolean>;
 }
 
 export function createCliClient(kubeConfig: KubeConfig): CliClient {
@@ -226,6 +229,7 @@ export function createCliClient(kubeConfig: KubeConfig): CliClient {
         });
         return list.items.map((r) => storedRevision(r));
       }),
+    canResizePods: () => call("the API server's pod subresources", () => hasPodResize(core)),
   };
 }
 

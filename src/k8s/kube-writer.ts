@@ -2,6 +2,7 @@
 import { hostname } from 'node:os';
 
 import type { KubeConfig } from '@kubernetes/client-node';
+import { hasPodResize } from './pod-resize-discovery.js';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import {
   ApiException,
@@ -73,13 +74,10 @@ export function createKubeWriter(kubeConfig: KubeConfig): ClusterWriter {
       await conflictAware(() => core.patchNamespacedPod({ name, namespace, body }, strategicMerge));
     },
     canResizePods() {
-      resizeDiscovery ??= core.getAPIResources().then(
-        (list) => list.resources.some((r) => r.name === 'pods/resize'),
-        (err: unknown) => {
-          resizeDiscovery = undefined;
-          throw err;
-        },
-      );
+      resizeDiscovery ??= hasPodResize(core).catch((err: unknown) => {
+        resizeDiscovery = undefined;
+        throw err;
+      });
       return resizeDiscovery;
     },
     async resizePod(namespace, name, body) {
