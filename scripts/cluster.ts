@@ -6,7 +6,8 @@
  * admin kubeconfig (https://127.0.0.1:PORT, forwarded into the namespace) and runs until Ctrl-C;
  * then it stops everything and removes its data.
  *
- *   npm run cluster                        # the cluster
+ *   npm run cluster                        # the cluster, the newest Kubernetes tested
+ *   npm run cluster -- --kubernetes 1.33   # another version (a minor, or its pinned patch 1.33.13)
  *   npm run cluster -- --install           # and this project installed as users install it: the
  *                                          # image (`npm run image`) loaded, the chart installed
  *   npm run cluster -- load-image FILE.tar # loads an image archive onto the running cluster's node
@@ -14,11 +15,17 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 
 import { CHART, helm } from '../test/e2e/helm.js';
 import { buildImage } from '../test/e2e/image.js';
 import { helmBinary } from '../test/helm-fixture/binary.js';
-import { controlPlaneBinaries } from '../test/kube-fixture/binaries.js';
+import {
+  KUBERNETES_VERSIONS,
+  NEWEST_KUBERNETES,
+  controlPlaneBinaries,
+  pinnedKubernetes,
+} from '../test/kube-fixture/binaries.js';
 import type { ControlPlane } from '../test/kube-fixture/control-plane.js';
 import { alive, startControlPlane } from '../test/kube-fixture/control-plane.js';
 import { nodeBinaries } from '../test/node-fixture/binaries.js';
@@ -92,8 +99,25 @@ async function loadImage(archives: readonly string[]): Promise<void> {
   }
 }
 
-async function start(): Promise<void> {
-  const found = await controlPlaneBinaries();
+/** The minor of `--kubernetes 1.33` or `--kubernetes v1.33.13` (which must be the pinned patch). */
+async function kubernetesMinor(asked: string | undefined): Promise<string> {
+  if (asked === undefined) return NEWEST_KUBERNETES;
+  const m = /^v?(1\.\d+)(\.\d+)?$/.exec(asked);
+  const minor = m?.[1] ?? '';
+  if (!KUBERNETES_VERSIONS.includes(minor)) {
+    fail(`--kubernetes ${asked}: the versions built here are ${KUBERNETES_VERSIONS.join(', ')}`);
+  }
+  const pinned = await pinnedKubernetes(minor);
+  if (m?.[2] !== undefined && `v${minor}${m[2]}` !== pinned) {
+    fail(
+      `--kubernetes ${asked}: ${minor} is tested at ${pinned} (test/kube-fixture/kubernetes/${minor})`,
+    );
+  }
+  return minor;
+}
+
+async function start(options: { install: boolean; kubernetes?: string }): Promise<void> {
+  const found = await controlPlaneBinaries(process.env, await kubernetesMinor(options.kubernetes));
   if ('skip' in found) fail(found.skip);
   const foundNode = await nodeBinaries();
   if ('skip' in foundNode) fail(foundNode.skip);
@@ -137,7 +161,7 @@ async function start(): Promise<void> {
     'Pods get addresses of their own (10.244.0.0/24) and Services work; nothing is pulled.',
     '',
   ];
-  if (process.argv.includes('--install')) {
+  if (options.install) {
     lines.push(
       ...(await install(plane, node).catch(async (err: unknown) => {
         await stopAll();
@@ -162,7 +186,18 @@ async function start(): Promise<void> {
   }
 }
 
-const [command, ...rest] = process.argv.slice(2).filter((a) => a !== '--install');
+const USAGE =
+  'npm run cluster [-- --install] [--kubernetes 1.N] | npm run cluster -- load-image FILE.tar';
+let parsed;
+try {
+  parsed = parseArgs({
+    allowPositionals: true,
+    options: { install: { type: 'boolean', default: false }, kubernetes: { type: 'string' } },
+  });
+} catch (err) {
+  fail(`${err instanceof Error ? err.message : String(err)}\nusage: ${USAGE}`);
+}
+const [command, ...rest] = parsed.positionals;
 if (command === 'load-image') await loadImage(rest);
-else if (command === undefined) await start();
-else fail(`unknown command ${command}: npm run cluster [-- --install | load-image FILE.tar]`);
+else if (command === undefined) await start(parsed.values);
+else fail(`unknown command ${command}: ${USAGE}`);

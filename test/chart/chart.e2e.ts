@@ -346,6 +346,16 @@ describe('charts/sidecarset', { skip }, () => {
     }
   });
 
+  it('installs on Kubernetes 1.30 and later, with no upper bound', () => {
+    for (const version of ['1.30.0', '1.33.13', '1.37.2', '1.38.0', '1.45.1']) {
+      const r = run(t.helm, ['template', 'x', CHART, '--kube-version', version]);
+      assert.equal(r.status, 0, `${version}: ${r.stderr}`);
+    }
+    const old = run(t.helm, ['template', 'x', CHART, '--kube-version', '1.29.9']);
+    assert.notEqual(old.status, 0);
+    assert.match(old.stderr, /kubeVersion/);
+  });
+
   it('tags the image with the appVersion unless image.tag says otherwise', () => {
     assert.equal(container(helmTemplate(t)).image, 'sidecarset:0.2.0-dev');
     assert.equal(

@@ -47,3 +47,22 @@ export function helm(
     });
   });
 }
+
+/**
+ * The chart installed as users install it, with `image` (already on the node) and its defaults
+ * otherwise; resolves once helm's --wait saw the Deployment ready.
+ */
+export async function installChart(plane: ControlPlane, image: string): Promise<void> {
+  const at = image.lastIndexOf(':');
+  const installed = await helm(plane, [
+    'install',
+    'sidecarset',
+    CHART,
+    '--set',
+    `image.repository=${image.slice(0, at)},image.tag=${image.slice(at + 1)}`,
+    '--wait',
+    '--timeout',
+    '5m',
+  ]);
+  if (installed.code !== 0) throw new Error(`helm install: ${installed.stderr}`);
+}

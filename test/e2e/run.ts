@@ -11,7 +11,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 import { helmBinary } from '../helm-fixture/binary.js';
-import { controlPlaneBinaries } from '../kube-fixture/binaries.js';
+import {
+  KUBERNETES_VERSIONS,
+  NEWEST_KUBERNETES,
+  controlPlaneBinaries,
+} from '../kube-fixture/binaries.js';
 import { nodeBinaries } from '../node-fixture/binaries.js';
 import { buildImage } from './image.js';
 
@@ -34,11 +38,17 @@ function runTests(files: readonly string[], env: NodeJS.ProcessEnv): Promise<num
 
 async function run(): Promise<number> {
   let found;
+  const builds: Record<string, string> = {};
   let node;
   let helm;
   try {
     // One build at a time: they share two cores and the Go build cache.
     found = await controlPlaneBinaries();
+    // The older versions too (test/e2e/kubernetes-versions.e2e.ts runs on them).
+    for (const minor of KUBERNETES_VERSIONS.filter((v) => v !== NEWEST_KUBERNETES)) {
+      const older = await controlPlaneBinaries(process.env, minor);
+      if ('binaries' in older) builds[minor] = older.binaries.dir;
+    }
     node = await nodeBinaries();
     helm = await helmBinary();
   } catch (err) {
@@ -81,6 +91,7 @@ async function run(): Promise<number> {
     HELM_FIXTURE_BIN: dirname(helm.helm),
     E2E_AUDIT_DIR: auditDir,
     E2E_IMAGE: JSON.stringify(image),
+    KUBE_FIXTURE_VERSIONS: JSON.stringify({ ...builds, [NEWEST_KUBERNETES]: found.binaries.dir }),
   };
   let code = await runTests(files, env);
   // The least-privilege check needs every file's requests: only after a complete, green run.

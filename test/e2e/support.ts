@@ -42,14 +42,23 @@ export interface ControlPlaneFixture {
  * after building them. With `node: true`, a whole cluster: the controller-manager, the scheduler
  * and one real node (test/node-fixture), stopped before the control plane.
  */
-export function useControlPlane(options: { node?: boolean } = {}): ControlPlaneFixture {
+export function useControlPlane(
+  options: { node?: boolean; kubernetes?: string } = {},
+): ControlPlaneFixture {
   let plane: ControlPlane | undefined;
   let node: KubeNode | undefined;
   const cleanups: (() => Promise<unknown>)[] = [];
   const forgiven: { from: number; to: number }[] = [];
   before(async () => {
-    const dir = process.env['KUBE_FIXTURE_BIN'];
-    if (dir === undefined) throw new Error('KUBE_FIXTURE_BIN is not set: run npm run test:e2e');
+    const dir =
+      options.kubernetes === undefined
+        ? process.env['KUBE_FIXTURE_BIN']
+        : kubernetesBuilds()[options.kubernetes];
+    if (dir === undefined) {
+      throw new Error(
+        `no binaries for Kubernetes ${options.kubernetes ?? 'newest'}: run npm run test:e2e`,
+      );
+    }
     const binaries = binariesIn(dir);
     plane = await startControlPlane({
       binaries,
@@ -124,6 +133,14 @@ async function checkOurRequests(
     [],
     'requests of ours that RBAC forbade',
   );
+}
+
+/**
+ * The binaries of every Kubernetes version test/e2e/run.ts built (KUBE_FIXTURE_VERSIONS: minor →
+ * folder).
+ */
+export function kubernetesBuilds(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return JSON.parse(env['KUBE_FIXTURE_VERSIONS'] ?? '{}') as Record<string, string>;
 }
 
 export const NAMESPACE = 'sidecarset-system';

@@ -1,10 +1,12 @@
 /**
- * Where the cluster's binaries come from: `build.sh` in this folder builds etcd, kube-apiserver,
- * kube-controller-manager, kube-scheduler, kubelet, kube-proxy and kubectl from the Go module beside it (cached
- * per go.mod + go.sum + Go version), or `KUBE_FIXTURE_BIN` names a folder that already holds them.
+ * Where the cluster's binaries come from: `build.sh` in this folder builds kube-apiserver,
+ * kube-controller-manager, kube-scheduler, kubelet, kube-proxy and kubectl of one Kubernetes
+ * version from its Go module (kubernetes/MINOR/), with etcd beside them (cached per version, go.mod
+ * + go.sum + Go version), or `KUBE_FIXTURE_BIN` names a folder that already holds them.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { access, constants } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { access, constants, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export interface Binaries {
@@ -22,6 +24,30 @@ export interface Binaries {
 export type BinariesOrSkip = { binaries: Binaries } | { skip: string };
 
 const BUILD_SCRIPT = new URL('./build.sh', import.meta.url).pathname;
+
+/** `1.30` before `1.4`: minor versions in numeric order. */
+const byMinor = (a: string, b: string): number =>
+  Number(a.split('.')[1] ?? 0) - Number(b.split('.')[1] ?? 0);
+
+/**
+ * The Kubernetes minor versions the tests build and run, oldest first (the folders of
+ * kubernetes/, each pinning one patch release).
+ */
+export const KUBERNETES_VERSIONS: readonly string[] = readdirSync(
+  new URL('./kubernetes/', import.meta.url),
+).sort(byMinor);
+
+/** The newest: what a cluster runs unless told otherwise. */
+export const NEWEST_KUBERNETES = KUBERNETES_VERSIONS.at(-1) ?? '';
+
+/** The patch release `minor` is built from (`v1.33.13`): its go.mod's k8s.io/kubernetes. */
+export async function pinnedKubernetes(minor: string): Promise<string> {
+  const goMod = await readFile(new URL(`./kubernetes/${minor}/go.mod`, import.meta.url), 'utf8');
+  const version = /^\s*k8s\.io\/kubernetes (v\S+)/m.exec(goMod)?.[1];
+  if (version === undefined)
+    throw new Error(`kubernetes/${minor}/go.mod names no k8s.io/kubernetes`);
+  return version;
+}
 
 export function binariesIn(dir: string): Binaries {
   return {
@@ -50,9 +76,12 @@ export function goInstalled(): boolean {
 }
 
 /** Runs a build.sh (its progress goes to our stderr) and returns the folder it printed. */
-export function runBuildScript(script: string = BUILD_SCRIPT): Promise<string> {
+export function runBuildScript(
+  script: string = BUILD_SCRIPT,
+  args: readonly string[] = [],
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('bash', [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('error', reject);
@@ -65,14 +94,21 @@ export function runBuildScript(script: string = BUILD_SCRIPT): Promise<string> {
 }
 
 /**
- * The binaries for the real control plane. With `CI=true` anything missing is an error; elsewhere
- * a machine without Go gets a reason to skip.
+ * The binaries for the real control plane of Kubernetes `minor` (the newest by default;
+ * `KUBE_FIXTURE_BIN` stands for the newest only). With `CI=true` anything missing is an error;
+ * elsewhere a machine without Go gets a reason to skip.
  */
 export async function controlPlaneBinaries(
   env: NodeJS.ProcessEnv = process.env,
+  minor: string = NEWEST_KUBERNETES,
 ): Promise<BinariesOrSkip> {
+  if (!KUBERNETES_VERSIONS.includes(minor)) {
+    throw new Error(
+      `Kubernetes ${minor} is not built here; test/kube-fixture/kubernetes/ has ${KUBERNETES_VERSIONS.join(', ')}`,
+    );
+  }
   const given = env['KUBE_FIXTURE_BIN'];
-  if (given !== undefined && given !== '') {
+  if (given !== undefined && given !== '' && minor === NEWEST_KUBERNETES) {
     const binaries = binariesIn(given);
     const { kubeApiserver, kubeControllerManager, kubeScheduler, kubelet, kubeProxy } = binaries;
     for (const path of [
@@ -94,5 +130,5 @@ export async function controlPlaneBinaries(
     if (env['CI'] === 'true') throw new Error(`${reason}; CI=true requires them`);
     return { skip: reason };
   }
-  return { binaries: binariesIn(await runBuildScript()) };
+  return { binaries: binariesIn(await runBuildScript(BUILD_SCRIPT, [minor])) };
 }
