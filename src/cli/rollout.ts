@@ -74,6 +74,7 @@ function statusData(s: RolloutStatus): Record<string, unknown> {
     summary: s.summary,
     pause: s.pause,
     specNotObserved: s.specNotObserved,
+    ...(s.updateFailure === undefined ? {} : { updateFailure: s.updateFailure }),
     status: plan.status,
     budget: plan.budget,
     upgrade: plan.upgrade.map((u) => podKey(u.pod)),
@@ -93,6 +94,7 @@ function statusLines(s: RolloutStatus): string[] {
   const lines = [s.summary];
   if (s.pause.paused && s.pause.message !== '') lines.push(`  paused: ${s.pause.message}`);
   if (s.specNotObserved) lines.push('  the controller has not yet seen the latest spec');
+  if (s.updateFailure !== undefined) lines.push(`  pod updates fail: ${s.updateFailure}`);
   if (s.done) return lines;
   const b = plan.budget;
   lines.push(

@@ -269,12 +269,12 @@ export class Controller {
       workers: this.options.workers ?? 3,
       logger: this.log,
       resyncMs: this.options.resyncMs ?? 5 * 60_000,
-      keys: () => this.sidecarSetNames(),
+      keys: () => this.reconcileKeys(),
       ...(this.options.queueMetrics === undefined ? {} : { metrics: this.options.queueMetrics }),
       process: (key, queueSignal) => this.reconcileHandler(key, signal, queueSignal),
     });
     this.queue = q;
-    this.enqueue(this.sidecarSetNames());
+    this.enqueue(this.reconcileKeys());
     q.start();
     this.scopeKeeper?.lead(signal);
     this.missedPods.lead(signal);
@@ -320,8 +320,13 @@ export class Controller {
     for (const name of names) this.queue?.add(name);
   }
 
-  private sidecarSetNames(): string[] {
-    return this.caches.sidecarSets.list().map((ss) => ss.metadata.name ?? '');
+  /**
+   * Every SidecarSet, and every name pods are injected by: a deleted SidecarSet's round opens
+   * the readiness gates it left closed (src/core/upgrade/readiness-gate.ts).
+   */
+  private reconcileKeys(): Set<string> {
+    const names = this.caches.sidecarSets.list().map((ss) => ss.metadata.name ?? '');
+    return new Set([...names, ...this.pods.sidecarSets()]);
   }
 
   private sidecarSetsWithNamespaceRules(): string[] {
@@ -445,6 +450,7 @@ export class Controller {
       writer,
       expectations: this.expectations,
       inFlight: new Map(),
+      podWrites: new Map(),
       takeToken: (signal) => bucket.take(signal),
       now: this.now,
       logger: this.log,

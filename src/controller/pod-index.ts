@@ -7,6 +7,8 @@ export interface PodIndex {
   upsert(key: string, pod: Pod, previous?: Pod): string[];
   remove(key: string, pod: Pod): string[];
   podsOf(sidecarSet: string): Pod[];
+  /** The SidecarSets cached pods are listed under, whether or not they still exist. */
+  sidecarSets(): string[];
   size(): number;
 }
 
@@ -39,6 +41,7 @@ export function createPodIndex(): PodIndex {
       return names;
     },
     podsOf: (sidecarSet) => [...(bySidecarSet.get(sidecarSet)?.values() ?? [])],
+    sidecarSets: () => [...bySidecarSet.keys()],
     size: () => count,
   };
 }

@@ -19,6 +19,13 @@ import { restartsOnResize } from '../core/api/pod-resize.js';
 import type { PodRecreate, PodUpgrade } from '../core/upgrade/types.js';
 import type { PodRef } from '../core/api/pod-ref.js';
 import { nextUpgradableCondition } from '../core/status/upgradable-condition.js';
+import {
+  closedGate,
+  gateCondition,
+  gateStatus,
+  hasReadinessGate,
+} from '../core/upgrade/readiness-gate.js';
+import type { PodWriteOutcome } from '../core/status/update-failure-condition.js';
 import type { UpgradeExpectations } from './expectations.js';
 import type { ClusterWriter, ObjectReference } from './ports.js';
 import { ConflictError, EvictionRefusedError, ResizeRefusedError } from './ports.js';
@@ -27,8 +34,13 @@ import { ConflictError, EvictionRefusedError, ResizeRefusedError } from './ports
 export interface PodWriteDeps {
   writer: ClusterWriter;
   expectations: UpgradeExpectations;
-  /** Pods upgraded by this process and not yet seen finished, per SidecarSet. */
+  /**
+   * Pods upgraded by this process and not yet seen finished, per SidecarSet: for their
+   * SidecarUpgraded event only (the readiness gate is opened from the pod's state).
+   */
   inFlight: Map<string, Map<string, string>>;
+  /** How each SidecarSet's last pod writes went (the PodUpdateFailure condition). */
+  podWrites: Map<string, PodWriteOutcome>;
   /** Waits for a token before each pod write that upgrades (--qps/--burst). */
   takeToken: (signal: AbortSignal) => Promise<void>;
   now: () => Date;
@@ -36,8 +48,16 @@ export interface PodWriteDeps {
   podEvents: boolean;
 }
 
-export const READINESS_GATE = 'InPlaceUpdateReady';
 const CONFLICT_RETRIES = 3;
+
+/** A pod's update failed for a reason other than a conflict: the round fails and backs off. */
+export class PodUpdateError extends Error {
+  constructor(pod: string, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(`updating pod ${pod} failed: ${why}`, { cause });
+    this.name = 'PodUpdateError';
+  }
+}
 
 /**
  * Builds the change from the cached pod and writes it with the pod's resourceVersion, so that a
@@ -84,9 +104,7 @@ export async function upgradePod(
       change.resources.some((r) => restartsOnResize(pod, r));
     if (restartsInPlace && hasReadinessGate(pod) && !gateClosed && gateStatus(pod) !== 'False') {
       // Close the gate, then read the pod again (the write changed its version).
-      await deps.writer.setPodConditions(namespace, name, [
-        gateCondition('False', 'StartInPlaceUpdate', deps.now()),
-      ]);
+      await deps.writer.setPodConditions(namespace, name, [closedGate(ctx.name, deps.now())]);
       gateClosed = true;
       attempt--;
       continue;
@@ -99,8 +117,7 @@ export async function upgradePod(
       await deps.writer.patchPod(namespace, name, upgradePatch(pod, change));
     } catch (err) {
       if (err instanceof ConflictError && attempt < CONFLICT_RETRIES) continue;
-      if (err instanceof ResizeRefusedError) return recordRefusedResize(ctx, pod, err, deps);
-      throw err;
+      return writeFailed(ctx, { pod, gateClosed }, err, deps, signal);
     }
     const key = podKey(planned.pod);
     deps.expectations.expect(ctx.name, ctx.hash, key);
@@ -120,6 +137,44 @@ export async function upgradePod(
     );
     return true;
   }
+}
+
+/**
+ * An upgrade's write failed: the gate it closed opens again, since nothing restarts the sidecar
+ * now; a refused resize is recorded on the pod (resolves false); anything else fails the round.
+ */
+async function writeFailed(
+  ctx: SidecarSetContext,
+  { pod, gateClosed }: { pod: Pod; gateClosed: boolean },
+  err: unknown,
+  deps: PodWriteDeps,
+  signal: AbortSignal,
+): Promise<false> {
+  if (gateClosed) await reopenGate(ctx, pod, err, deps);
+  if (err instanceof ResizeRefusedError) return recordRefusedResize(ctx, pod, err, deps);
+  if (signal.aborted) throw err;
+  throw new PodUpdateError(podKey(podRef(pod)), err);
+}
+
+/**
+ * Opens the gate this write closed (best effort: failing that, the next round opens it from the
+ * pod's state, core/upgrade/readiness-gate.ts).
+ */
+async function reopenGate(
+  ctx: SidecarSetContext,
+  pod: Pod,
+  err: unknown,
+  deps: PodWriteDeps,
+): Promise<void> {
+  const why = err instanceof Error ? err.message : String(err);
+  const { namespace, name } = podRef(pod);
+  const open = gateCondition(
+    'True',
+    'InPlaceUpdateFailed',
+    `SidecarSet ${ctx.name}: ${why}`,
+    deps.now(),
+  );
+  await deps.writer.setPodConditions(namespace, name, [open]).catch(() => undefined);
 }
 
 /**
@@ -284,18 +339,6 @@ function byContainerList(
     (out[init ? 'initContainers' : 'containers'] ??= []).push(entry);
   }
   return out;
-}
-
-function gateStatus(pod: Pod): string | undefined {
-  return pod.status?.conditions?.find((c) => c.type === READINESS_GATE)?.status;
-}
-
-export function hasReadinessGate(pod: Pod): boolean {
-  return (pod.spec.readinessGates ?? []).some((g) => g['conditionType'] === READINESS_GATE);
-}
-
-export function gateCondition(status: 'True' | 'False', reason: string, now: Date) {
-  return { type: READINESS_GATE, status, reason, lastTransitionTime: now.toISOString() };
 }
 
 function podObjectRef(pod: Pod): ObjectReference {

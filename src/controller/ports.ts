@@ -47,12 +47,21 @@ export class EvictionRefusedError extends Error {
   override name = 'EvictionRefusedError';
 }
 
+/**
+ * Thrown by a writer when the API server answers a pod update with an error other than a
+ * conflict (an admission policy or webhook, RBAC, validation): the Status's message and code.
+ */
+export class UpdateRefusedError extends Error {
+  override name = 'UpdateRefusedError';
+}
+
 export interface ClusterWriter {
   /** The full, current pod from the API server (not the cache); undefined when it is gone. */
   getPod(namespace: string, name: string): Promise<Pod | undefined>;
   /**
    * A strategic merge patch of the pod. When `patch.metadata.resourceVersion` is set the server
-   * rejects a stale write with 409, surfaced as ConflictError.
+   * rejects a stale write with 409, surfaced as ConflictError; any other error answer is an
+   * UpdateRefusedError.
    */
   patchPod(namespace: string, name: string, patch: Record<string, unknown>): Promise<void>;
   /** Whether the API server has the pods/resize subresource (Kubernetes 1.33 and later). */

@@ -8,7 +8,10 @@
  *   client-go, an immediate `add` cancels the key's pending delay instead of letting it fire a
  *   second, redundant run later.
  * - per-key backoff as in ItemExponentialFailureRateLimiter: initialMs * 2^failures, capped at
- *   maxMs, reset by `forget` (which a successful run calls).
+ *   maxMs, reset by `forget` (which a successful run calls). Unlike client-go, a key waiting out a
+ *   failed run's backoff is not run sooner when it is added again: the events of a failing
+ *   round's own writes would otherwise run it again at once, and a failing write would be retried
+ *   without pause (an add during the backoff is served when it ends).
  *
  * There is no overall rate limit here: API writes are limited by the token bucket in
  * rate-limiter.ts instead. Timers and the clock are injected so tests never sleep.
@@ -119,6 +122,8 @@ export class WorkQueue {
   private readonly processing = new Set<string>();
   private readonly delayed = new Map<string, DelayedKey>();
   private readonly failureCounts = new Map<string, number>();
+  /** Keys waiting out a failed run's backoff. */
+  private readonly backingOff = new Set<string>();
   private readonly abort = new AbortController();
   private idleWaiters: (() => void)[] = [];
   private started = false;
@@ -142,7 +147,7 @@ export class WorkQueue {
 
   /** Queue the key now (once, however often it is added) and cancel its pending delay. */
   add(key: string): void {
-    if (this.stopping) return;
+    if (this.stopping || this.backingOff.has(key)) return;
     this.cancelDelay(key);
     if (this.dirty.has(key)) return;
     this.dirty.add(key);
@@ -160,8 +165,8 @@ export class WorkQueue {
       this.add(key);
       return;
     }
-    // Already due without a delay.
-    if (this.dirty.has(key)) return;
+    // Already due without a delay, or due when its backoff ends.
+    if (this.dirty.has(key) || this.backingOff.has(key)) return;
     const readyAt = this.timers.now() + ms;
     const pending = this.delayed.get(key);
     if (pending !== undefined) {
@@ -170,6 +175,7 @@ export class WorkQueue {
     }
     const handle = this.timers.setTimeout(() => {
       this.delayed.delete(key);
+      this.backingOff.delete(key);
       this.add(key);
       this.checkIdle();
     }, ms);
@@ -180,6 +186,7 @@ export class WorkQueue {
   addRateLimited(key: string): void {
     this.metrics?.retried();
     this.addAfter(key, this.nextBackoff(key));
+    if (this.delayed.has(key)) this.backingOff.add(key);
   }
 
   /** Reset the key's backoff. */
@@ -217,6 +224,7 @@ export class WorkQueue {
     this.resyncHandle = undefined;
     for (const { handle } of this.delayed.values()) this.timers.clearTimeout(handle);
     this.delayed.clear();
+    this.backingOff.clear();
     this.queue.length = 0;
     this.metrics?.depth(0);
     this.dirty.clear();
@@ -288,7 +296,9 @@ export class WorkQueue {
         const attempt = this.failures(key);
         this.logger?.warn({ key, attempt, retryInMs, err }, 'reconcile failed; retrying');
         this.metrics?.retried();
+        this.dirty.delete(key);
         this.addAfter(key, retryInMs);
+        this.backingOff.add(key);
       }
     } finally {
       this.metrics?.processed(this.clock() - startedAt);

@@ -20,7 +20,7 @@ import { sidecarSetContext } from '../core/upgrade/context.js';
 import { planUpgrade } from '../core/upgrade/plan.js';
 import { recordedHash } from '../core/pod-annotations/pod-hash-annotation.js';
 import { nextStatusConditions } from '../core/status/status-conditions.js';
-import { containerStatus } from '../core/api/pod-containers.js';
+import { nextUpdateFailureConditions } from '../core/status/update-failure-condition.js';
 import { isStateConsistent, isUpdated } from '../core/upgrade/pod-state.js';
 import { podKey, podRef } from '../core/api/pod-ref.js';
 import { isTerminating } from '../core/api/pod-status.js';
@@ -29,15 +29,15 @@ import type { UpgradePlan } from '../core/upgrade/types.js';
 import { nextUpgradableCondition } from '../core/status/upgradable-condition.js';
 import { resizableVersions } from '../core/revisions/history.js';
 import type { PodWriteDeps } from './pod-writes.js';
+import { PodUpdateError, evictPod, flipPod, podEvent, upgradePod } from './pod-writes.js';
 import {
-  READINESS_GATE,
-  evictPod,
-  flipPod,
   gateCondition,
+  gateStatus,
+  gatesToOpen,
   hasReadinessGate,
-  podEvent,
-  upgradePod,
-} from './pod-writes.js';
+  isGateClosedBy,
+  sidecarsReady,
+} from '../core/upgrade/readiness-gate.js';
 import type { RegisteredRevision } from './revisions.js';
 import type { ControllerView, ObjectReference, RoundObserver } from './ports.js';
 
@@ -75,8 +75,12 @@ export async function reconcileSidecarSet(
   signal.throwIfAborted();
   const found = deps.view.sidecarSet(name);
   if (found === undefined) {
+    // Nothing will finish what the SidecarSet started: its pods go back into their Services.
+    const closed = deps.view.podsInjectedBy(name).filter((pod) => isGateClosedBy(name, pod));
+    await openGates(closed, 'SidecarSetDeleted', `SidecarSet ${name} was deleted`, deps);
     deps.expectations.forget(name);
     deps.inFlight.delete(name);
+    deps.podWrites.delete(name);
     deps.reported.delete(name);
     deps.observer?.status?.(name, undefined);
     deps.observer?.rolloutPaused?.(name, undefined);
@@ -84,9 +88,8 @@ export async function reconcileSidecarSet(
   }
   const stored = withHashes(found);
   const log = deps.logger.child({ sidecarSet: name });
-  const pods = deps.view
-    .podsInjectedBy(name)
-    .filter((pod) => selectsForUpgrade(stored, pod, deps.view.namespaces));
+  const injected = deps.view.podsInjectedBy(name);
+  const pods = injected.filter((pod) => selectsForUpgrade(stored, pod, deps.view.namespaces));
   const registered = await registerRevision(stored, pods, deps, log);
   signal.throwIfAborted();
   // From here on the SidecarSet carries its latest revision, which upgraded pods record.
@@ -94,7 +97,9 @@ export async function reconcileSidecarSet(
     registered === undefined ? stored : { ...stored, status: { ...stored.status, ...registered } };
   const ctx = sidecarSetContext(ss);
   observe(name, ctx, pods, deps);
-  await openReadinessGates(pods, deps);
+  await initializeReadinessGates(pods, deps);
+  const finished = `SidecarSet ${name}: no sidecar is being restarted`;
+  await openGates(gatesToOpen(ctx, injected), 'InPlaceUpdateFinished', finished, deps);
   signal.throwIfAborted();
   const cachedPod = podLookup(pods);
   await finishUpgrades(name, ctx, cachedPod, deps);
@@ -194,9 +199,28 @@ async function startUpgrades(
     );
   }
   const first = [...results, ...evictionResults].find((r) => r.status === 'rejected');
-  if (first !== undefined) throw first.reason;
+  if (first !== undefined) {
+    if (!signal.aborted) await recordWriteFailure(ss, first.reason, deps);
+    throw first.reason;
+  }
+  if (plan.upgrade.length > 0) deps.podWrites.set(ctx.name, { failed: false });
   // Evictions a PodDisruptionBudget refused: try again soon, even if nothing changes meanwhile.
   return evicted < evictionResults.length ? { requeueAfterMs: EVICTION_RETRY_MS } : {};
+}
+
+/**
+ * A pod write failed: the next status says so (PodUpdateFailure) and an event tells why; the
+ * round then fails, and the queue backs off before the next.
+ */
+async function recordWriteFailure(
+  ss: SidecarSet,
+  err: unknown,
+  deps: ReconcileDeps,
+): Promise<void> {
+  if (!(err instanceof PodUpdateError)) return;
+  const name = ss.metadata.name ?? '';
+  deps.podWrites.set(name, { failed: true, message: err.message });
+  await deps.writer.event(sidecarSetRef(ss), 'Warning', 'PodUpdateFailed', err.message);
 }
 
 /** How many writes resolved true (the pod was written). */
@@ -258,10 +282,9 @@ function podLookup(pods: readonly Pod[]): (key: string) => Pod | undefined {
 }
 
 /**
- * Upgrades started earlier that the kubelet has now applied: open the pod's gate, tell the pod.
- * Pods are finished a few at a time rather than one after another (a large wave would otherwise
- * delay the next plan by one round trip per pod); a pod stays in flight until its gate is open,
- * so a failed write is tried again next round instead of leaving the pod out of traffic.
+ * Upgrades this process started that the kubelet has now applied: the pod is told (its gate
+ * opens from its state, in openGates). Pods are finished a few at a time rather than one after
+ * another (a large wave would otherwise delay the next plan by one round trip per pod).
  */
 async function finishUpgrades(
   name: string,
@@ -285,12 +308,6 @@ async function finishUpgrades(
   }
   const limit = pLimit(FINISH_CONCURRENCY);
   const finish = async ({ key, pod }: { key: string; pod: Pod }): Promise<void> => {
-    const ref = podRef(pod);
-    if (hasReadinessGate(pod)) {
-      await deps.writer.setPodConditions(ref.namespace, ref.name, [
-        gateCondition('True', 'InPlaceUpdateFinished', deps.now()),
-      ]);
-    }
     inFlight.delete(key);
     await podEvent(
       deps,
@@ -309,15 +326,25 @@ const FINISH_CONCURRENCY = 8;
  * A pod that declares the InPlaceUpdateReady readiness gate is not Ready until the condition
  * exists; no upgrade is under way for it, so the condition starts True.
  */
-async function openReadinessGates(pods: readonly Pod[], deps: ReconcileDeps): Promise<void> {
-  for (const pod of pods) {
-    if (!hasReadinessGate(pod)) continue;
-    if (pod.status?.conditions?.some((c) => c.type === READINESS_GATE) === true) continue;
+async function initializeReadinessGates(pods: readonly Pod[], deps: ReconcileDeps): Promise<void> {
+  const missing = pods.filter((pod) => hasReadinessGate(pod) && gateStatus(pod) === undefined);
+  await openGates(missing, 'Initialized', 'no in-place update under way', deps);
+}
+
+/** Sets each pod's InPlaceUpdateReady condition True, a few pods at a time. */
+async function openGates(
+  pods: readonly Pod[],
+  reason: string,
+  message: string,
+  deps: ReconcileDeps,
+): Promise<void> {
+  const limit = pLimit(FINISH_CONCURRENCY);
+  const open = async (pod: Pod): Promise<void> => {
     const ref = podRef(pod);
-    await deps.writer.setPodConditions(ref.namespace, ref.name, [
-      gateCondition('True', 'Initialized', deps.now()),
-    ]);
-  }
+    const condition = gateCondition('True', reason, message, deps.now());
+    await deps.writer.setPodConditions(ref.namespace, ref.name, [condition]);
+  };
+  await settleAll(pods.map((pod) => limit(() => open(pod))));
 }
 
 /**
@@ -348,8 +375,14 @@ async function writeStatus(
     generation: ss.metadata.generation,
   };
   const paused = nextRolloutPausedConditions(current.conditions, pausedBy, deps.now());
-  const conditions =
+  const kstatus =
     nextStatusConditions(paused ?? current.conditions, ss, plan, deps.now()) ?? paused;
+  const writes = {
+    outcome: deps.podWrites.get(ss.metadata.name ?? ''),
+    complete: plan.stopped === 'Complete',
+  };
+  const conditions =
+    nextUpdateFailureConditions(kstatus ?? current.conditions, writes, deps.now()) ?? kstatus;
   if (conditions !== undefined) next.conditions = conditions;
   const same =
     conditions === undefined &&
@@ -403,10 +436,6 @@ async function settleAll(writes: readonly Promise<unknown>[]): Promise<number> {
   const failed = results.find((r) => r.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
   return results.filter((r) => r.status === 'fulfilled' && r.value === true).length;
-}
-
-function sidecarsReady(ctx: SidecarSetContext, pod: Pod): boolean {
-  return ctx.containerNames.every((n) => containerStatus(pod, n)?.ready === true);
 }
 
 function sidecarSetRef(ss: SidecarSet): ObjectReference {

@@ -15,7 +15,12 @@ import {
 import type { Pod, PodCondition } from '../core/api/k8s-types.js';
 import type { SidecarSetStatus } from '../core/api/sidecarset-types.js';
 import type { ClusterWriter, EventType, ObjectReference } from '../controller/ports.js';
-import { ConflictError, EvictionRefusedError, ResizeRefusedError } from '../controller/ports.js';
+import {
+  ConflictError,
+  EvictionRefusedError,
+  ResizeRefusedError,
+  UpdateRefusedError,
+} from '../controller/ports.js';
 import { isPlainObject } from '../core/encoding/json.js';
 import { EventCorrelator, correlationKey } from './event-correlator.js';
 
@@ -71,7 +76,14 @@ export function createKubeWriter(kubeConfig: KubeConfig): ClusterWriter {
       }
     },
     async patchPod(namespace, name, body) {
-      await conflictAware(() => core.patchNamespacedPod({ name, namespace, body }, strategicMerge));
+      try {
+        await conflictAware(() =>
+          core.patchNamespacedPod({ name, namespace, body }, strategicMerge),
+        );
+      } catch (err) {
+        if (!(err instanceof ApiException)) throw err;
+        throw new UpdateRefusedError(`${statusMessage(err)} (HTTP ${err.code})`);
+      }
     },
     canResizePods() {
       resizeDiscovery ??= hasPodResize(core).catch((err: unknown) => {

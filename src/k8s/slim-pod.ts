@@ -17,9 +17,10 @@
  *   resources (requests, limits) and resizePolicy: resizes and the pod's QoS class;
  *   spec.readinessGates[].conditionType: the controller's InPlaceUpdateReady gate;
  * - status.phase; status.conditions: Ready (type, status, lastTransitionTime: candidate order),
- *   ContainersReady and InPlaceUpdateReady (type, status), SidecarSetUpgradable (whole: the
- *   controller merges its entry into the message), PodResizePending (reason, message) and
- *   PodResizeInProgress: a resize the kubelet has not applied;
+ *   ContainersReady (type, status), InPlaceUpdateReady (reason and message too: who closed the
+ *   gate, core/upgrade/readiness-gate.ts), SidecarSetUpgradable (whole: the controller merges
+ *   its entry into the message), PodResizePending (reason, message) and PodResizeInProgress: a
+ *   resize the kubelet has not applied;
  * - status.containerStatuses[] and initContainerStatuses[]: name/image/imageID/ready/restartCount
  *   and resources: consistency, in-flight detection, order (restarts) and the in-place-update
  *   state record.
@@ -50,6 +51,7 @@ import { UPGRADE_BASELINE } from '../core/pod-annotations/upgrade-baseline.js';
 import { EVICTION_REFUSED, RESIZE_REFUSED } from '../core/pod-annotations/refusals.js';
 import { RESIZE_IN_PROGRESS, RESIZE_PENDING } from '../core/api/pod-resize.js';
 import { SIDECARSET_UPGRADABLE } from '../core/status/upgradable-condition.js';
+import { READINESS_GATE } from '../core/upgrade/readiness-gate.js';
 import type {
   Container,
   ContainerStatus,
@@ -82,7 +84,7 @@ const BOOKKEEPING_ANNOTATIONS: readonly string[] = [
 const KEPT_CONDITIONS: readonly string[] = [
   'Ready',
   'ContainersReady',
-  'InPlaceUpdateReady',
+  READINESS_GATE,
   SIDECARSET_UPGRADABLE,
   RESIZE_PENDING,
   RESIZE_IN_PROGRESS,
@@ -289,7 +291,7 @@ function slimCondition(c: Rec, pool: StringPool): PodCondition | undefined {
     const since = time(c['lastTransitionTime'], pool);
     if (since !== undefined) condition.lastTransitionTime = since;
   }
-  if (type === SIDECARSET_UPGRADABLE || type === RESIZE_PENDING) {
+  if (type === SIDECARSET_UPGRADABLE || type === RESIZE_PENDING || type === READINESS_GATE) {
     const reason = shared(c['reason'], pool);
     if (reason !== undefined) condition.reason = reason;
     const message = shared(c['message'], pool);

@@ -234,6 +234,37 @@ describe('work queue: backoff and requeue', () => {
     await q.shutdown({ drain: true });
   });
 
+  it('a key waiting out its backoff is not run sooner when added again, nor when added in flight', async () => {
+    const clock = createFakeClock();
+    const g = gated();
+    const q = queueWith(clock, {
+      workers: 1,
+      backoff: { initialMs: 100, maxMs: 1000 },
+      process: g.process,
+    });
+    q.add('a');
+    q.start();
+    await settle();
+    // Added while its run is in flight (the run's own writes produce events), then the run fails.
+    q.add('a');
+    g.fail('a');
+    await settle();
+    assert.deepEqual(clock.pending(), [100]);
+    q.add('a');
+    q.addAfter('a', 10);
+    await settle();
+    assert.deepEqual(g.calls, ['a'], 'no run before the backoff ends');
+    await clock.advance(100);
+    assert.deepEqual(g.calls, ['a', 'a'], 'one run when it ends');
+    g.release('a');
+    await settle();
+    q.add('a');
+    await settle();
+    assert.deepEqual(g.calls, ['a', 'a', 'a'], 'after a success, adds run at once again');
+    g.release('a');
+    await q.shutdown({ drain: true });
+  });
+
   it('keeps backoff per key', async () => {
     const clock = createFakeClock();
     const q = queueWith(clock, {

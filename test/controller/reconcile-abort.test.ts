@@ -46,6 +46,7 @@ function round(registerRevision: () => Promise<RegisteredRevision>): {
     writer,
     expectations: createUpgradeExpectations(),
     inFlight: new Map(),
+    podWrites: new Map(),
     takeToken: () => Promise.resolve(),
     now: () => new Date('2026-12-01T12:00:00Z'),
     logger: pino({ level: 'silent' }),

@@ -6,6 +6,7 @@
  */
 import type { RolloutPause } from '../status/rollout-paused-condition.js';
 import { rolloutPause } from '../status/rollout-paused-condition.js';
+import { podUpdateFailure } from '../status/update-failure-condition.js';
 import type { Pod } from '../api/k8s-types.js';
 import type { NamespaceLabels } from '../matching/match.js';
 import { withHashes } from '../api/hash.js';
@@ -42,6 +43,8 @@ export interface RolloutStatus {
   pause: RolloutPause;
   /** The controller has not yet seen the latest spec (status.observedGeneration is behind). */
   specNotObserved: boolean;
+  /** Why the API server refuses the controller's pod updates (condition PodUpdateFailure). */
+  updateFailure?: string;
   plan: UpgradePlan;
   /** The held pods by reason, in the order the planner gave them. */
   held: HeldGroup[];
@@ -60,6 +63,7 @@ export function rolloutStatus(
   const phase = phaseOf(plan, pause);
   const generation = sidecarSet.metadata.generation;
   const observed = sidecarSet.status?.observedGeneration;
+  const updateFailure = podUpdateFailure(sidecarSet.status?.conditions);
   return {
     sidecarSet: plan.sidecarSet,
     phase,
@@ -67,6 +71,7 @@ export function rolloutStatus(
     summary: summaryOf(plan, phase, pause),
     pause,
     specNotObserved: generation !== undefined && (observed === undefined || observed < generation),
+    ...(updateFailure === undefined ? {} : { updateFailure }),
     plan,
     held: groupHeld(plan),
   };

@@ -28,6 +28,7 @@ import {
 import { compareByName, podRef } from '../api/pod-ref.js';
 import { isActivePod, isTerminating } from '../api/pod-status.js';
 import { podController, whyNotRecreated } from './recreation.js';
+import { isGateClosedBy } from './readiness-gate.js';
 import { EVICTION_REFUSED, RESIZE_REFUSED, recordedRefusal } from '../pod-annotations/refusals.js';
 import { scatterCandidates } from './scatter.js';
 import type {
@@ -53,9 +54,10 @@ interface MatchedPod {
   /** isReady alone: a candidate that is not needs no budget (calculateUpgradeCount). */
   ready: boolean;
   /**
-   * Unavailable because of us: updated, or upgraded in place to an earlier revision (OpenKruise
-   * counts updated pods only: docs/adr/0018-in-flight-upgrades-use-budget.md), and not available.
-   * A pod we never wrote counts for nothing when it is not ready, as in OpenKruise.
+   * Unavailable because of us: updated, upgraded in place to an earlier revision (OpenKruise
+   * counts updated pods only: docs/adr/0018-in-flight-upgrades-use-budget.md), or behind a
+   * readiness gate this SidecarSet closed, and not available. A pod we never touched counts for
+   * nothing when it is not ready, as in OpenKruise.
    */
   takenDown: boolean;
   /** The API server refused to resize the pod to this version (core/pod-annotations/refusals.ts). */
@@ -241,7 +243,8 @@ function readPods(
         updated,
         ready,
         available,
-        takenDown: !available && (updated || isUpgradedInPlace(ctx, pod)),
+        takenDown:
+          !available && (updated || isUpgradedInPlace(ctx, pod) || isGateClosedBy(ctx.name, pod)),
         resizeRefused: recordedRefusal(pod, RESIZE_REFUSED, ctx.name, ctx.hash) !== undefined,
       });
     }

@@ -134,6 +134,16 @@ describe('rolloutStatus', () => {
     assert.equal(status({}, podFleet(1), ss).specNotObserved, false);
   });
 
+  it('says why the API server refuses pod updates (condition PodUpdateFailure)', () => {
+    const ss = upgradeSidecarSet({});
+    assert.equal(status({}, podFleet(1), ss).updateFailure, undefined);
+    const message = 'updating pod default/pod-0 failed: denied by policy';
+    ss.status = {
+      conditions: [{ type: 'PodUpdateFailure', status: 'True', reason: 'FailedUpdate', message }],
+    };
+    assert.equal(status({}, podFleet(1), ss).updateFailure, message);
+  });
+
   it('counts only the pods the SidecarSet matches', () => {
     const other = upgradePod(9, { labels: { app: 'other' } });
     const s = status({ maxUnavailable: 10 }, [...podFleet(2), other]);

@@ -1,0 +1,50 @@
+/**
+ * The SidecarSet status condition PodUpdateFailure: the API server refused the controller's last
+ * pod update (an admission policy, RBAC, a webhook on pod UPDATE), as a Deployment's
+ * ReplicaFailure says that its ReplicaSet cannot create pods. True while writes fail; removed once
+ * a round's writes go through or nothing is left to write. It survives a restart or a new leader,
+ * which keeps it until its own writes say otherwise.
+ */
+import type { SidecarSetCondition } from '../api/sidecarset-types.js';
+import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
+
+const POD_UPDATE_FAILURE = 'PodUpdateFailure';
+const FAILED_UPDATE = 'FailedUpdate';
+
+/** What the controller's pod writes for a SidecarSet came to, as far as this process knows. */
+export type PodWriteOutcome =
+  /** The last round that wrote to pods: every write went through. */
+  | { failed: false }
+  /** The last round that wrote to pods: this one failed, and why. */
+  | { failed: true; message: string };
+
+/**
+ * The conditions with PodUpdateFailure as it should be now, or undefined when they need no
+ * change. `outcome` undefined: this process has not written to the pods since it started.
+ */
+export function nextUpdateFailureConditions(
+  conditions: readonly SidecarSetCondition[] | undefined,
+  { outcome, complete }: { outcome: PodWriteOutcome | undefined; complete: boolean },
+  now: Date,
+): SidecarSetCondition[] | undefined {
+  const previous = conditions?.find((c) => c.type === POD_UPDATE_FAILURE);
+  const others = (conditions ?? []).filter((c) => c.type !== POD_UPDATE_FAILURE);
+  if (complete || outcome?.failed === false) return previous === undefined ? undefined : others;
+  if (outcome === undefined || previous?.message === outcome.message) return undefined;
+  const condition: SidecarSetCondition = {
+    type: POD_UPDATE_FAILURE,
+    status: 'True',
+    reason: FAILED_UPDATE,
+    message: outcome.message,
+    lastTransitionTime: previous?.lastTransitionTime ?? formatTimestamp(now),
+  };
+  return [...others, condition];
+}
+
+/** The condition's message when it is True: why pod updates fail. */
+export function podUpdateFailure(
+  conditions: readonly SidecarSetCondition[] | undefined,
+): string | undefined {
+  const condition = conditions?.find((c) => c.type === POD_UPDATE_FAILURE);
+  return condition?.status === 'True' ? (condition.message ?? '') : undefined;
+}
