@@ -63,6 +63,21 @@ export function appContainer(env: Record<string, string> = {}) {
   };
 }
 
+export function gateOf(pod: V1Pod) {
+  return pod.status?.conditions?.find((c) => c.type === 'InPlaceUpdateReady');
+}
+
+/** The most pods whose InPlaceUpdateReady gate was closed at one moment, over a watch's history. */
+export function mostClosedGates(history: readonly V1Pod[]): number {
+  const closed = new Map<string, boolean>();
+  let most = 0;
+  for (const pod of history) {
+    closed.set(pod.metadata?.name ?? '', gateOf(pod)?.status === 'False');
+    most = Math.max(most, [...closed.values()].filter(Boolean).length);
+  }
+  return most;
+}
+
 /**
  * Pods of one namespace as a watch delivers them: every version in order, and the most pods seen
  * not Ready at one moment (what maxUnavailable bounds).

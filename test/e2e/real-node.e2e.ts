@@ -11,6 +11,7 @@ import { before, describe, it } from 'node:test';
 import type { TestContext } from 'node:test';
 
 import {
+  AdmissionregistrationV1Api,
   AppsV1Api,
   BatchV1Api,
   CoreV1Api,
@@ -33,6 +34,8 @@ import {
   envList,
   sidecarContainer,
   appContainer,
+  gateOf,
+  mostClosedGates,
   PodWatch,
 } from './pods.js';
 import { eventually } from '../support/eventually.js';
@@ -193,6 +196,74 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
 
   async function rolloutPaused(name: string) {
     return (await sidecarSet(name)).status?.conditions?.find((c) => c.type === 'RolloutPaused');
+  }
+
+  /**
+   * A ValidatingAdmissionPolicy and its binding that refuse pod updates in `namespace` putting
+   * `image` in a container, as an image policy would (in-process CEL: no webhook); resolves once
+   * the API server enforces it (a server-side dry run is refused).
+   */
+  async function refuseImage(namespace: string, image: string) {
+    const admission = plane().kubeConfig().makeApiClient(AdmissionregistrationV1Api);
+    const policy = `refuse-${namespace}`;
+    await admission.createValidatingAdmissionPolicy({
+      body: {
+        metadata: { name: policy },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
+            resourceRules: [
+              { apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['pods'] },
+            ],
+          },
+          validations: [
+            {
+              expression: `object.spec.containers.all(c, c.image != '${image}')`,
+              message: `${image} is not allowed here`,
+            },
+          ],
+        },
+      },
+    });
+    await admission.createValidatingAdmissionPolicyBinding({
+      body: {
+        metadata: { name: policy },
+        spec: { policyName: policy, validationActions: ['Deny'] },
+      },
+    });
+    const [pod] = await pods(namespace);
+    const podName = nameOf(must(pod, 'pod'));
+    await eventually(
+      async () => {
+        try {
+          await core.patchNamespacedPod(
+            {
+              namespace,
+              name: podName,
+              dryRun: 'All',
+              body: { spec: { containers: [{ name: 'agent', image }] } },
+            },
+            setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+          );
+          return false;
+        } catch (err) {
+          return String(err).includes(policy);
+        }
+      },
+      `the policy ${policy} enforced`,
+      SLOW,
+    );
+    let removed = false;
+    return {
+      policy,
+      async remove() {
+        if (removed) return;
+        removed = true;
+        await admission.deleteValidatingAdmissionPolicyBinding({ name: policy });
+        await admission.deleteValidatingAdmissionPolicy({ name: policy });
+      },
+    };
   }
 
   /** `sidecarset ARGS` as the admin, as a person runs it. */
@@ -905,6 +976,128 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
       assert.equal(after.filter((p) => original.has(uidOf(p))).length, 2, 'the others untouched');
       assert.ok(!after.some((p) => uidOf(p) === uidOf(broken)), 'the broken pod recreated back');
       assert.ok(after.every((p) => runsReady(p, 'agent', TEST_IMAGES.sidecarV1) && isReady(p)));
+    });
+  });
+
+  describe('the InPlaceUpdateReady gate under failure (docs/rollouts.md)', () => {
+    const gated = { readinessGates: [{ conditionType: 'InPlaceUpdateReady' }] };
+
+    it('a ValidatingAdmissionPolicy refuses the image change: gates reopen, never more than maxUnavailable closed; the rollout completes once it goes', async (t) => {
+      const namespace = 'guarded';
+      const name = 'guarded-agent';
+      await plane().createNamespace(namespace);
+      await createSidecarSet(name, namespace, {
+        updateStrategy: { maxUnavailable: 1 },
+        containers: [sidecarContainer('agent', TEST_IMAGES.sidecarV1)],
+      });
+      await createDeployment(namespace, 3, gated);
+      stopPodsAfter(t, namespace);
+      await waitStatus(name, { matchedPods: 3, updatedReadyPods: 3, readyPods: 3 });
+      const refusal = await refuseImage(namespace, TEST_IMAGES.sidecarV2);
+      t.after(() => refusal.remove());
+
+      const watch = await PodWatch.start(plane().kubeConfig(), namespace);
+      try {
+        await setImage(name, TEST_IMAGES.sidecarV2);
+        let failure: string | undefined;
+        await eventually(
+          async () => {
+            failure = (await sidecarSet(name)).status?.conditions?.find(
+              (c) => c.type === 'PodUpdateFailure' && c.status === 'True',
+            )?.message;
+            return failure?.includes(refusal.policy) === true;
+          },
+          'the PodUpdateFailure condition naming the policy',
+          SLOW,
+        );
+        const events = await core.listEventForAllNamespaces({
+          fieldSelector: `involvedObject.name=${name},reason=PodUpdateFailed`,
+        });
+        assert.equal(events.items[0]?.type, 'Warning');
+        const shown = await cli(['rollout', 'status', name]);
+        assert.match(
+          shown.out,
+          new RegExp(
+            `\n  pod updates fail: updating pod ${namespace}/\\S+ failed: .*${refusal.policy}`,
+          ),
+        );
+        // Refused again and again for a while: every gate open, no image changed.
+        await new Promise((resolve) => setTimeout(resolve, 10_000));
+        await eventually(
+          async () =>
+            (await pods(namespace)).every((p) => gateOf(p)?.status === 'True' && isReady(p)),
+          'every gate open and every pod Ready while updates are refused',
+          SLOW,
+        );
+        assert.ok(
+          (await pods(namespace)).every((p) => specImage(p, 'agent') === TEST_IMAGES.sidecarV1),
+        );
+        assert.ok((await pods(namespace)).some((p) => gateOf(p)?.reason === 'InPlaceUpdateFailed'));
+
+        await refusal.remove();
+        await waitStatus(name, {
+          matchedPods: 3,
+          updatedPods: 3,
+          updatedReadyPods: 3,
+          readyPods: 3,
+        });
+        const after = await pods(namespace);
+        assert.ok(after.every((p) => runsReady(p, 'agent', TEST_IMAGES.sidecarV2)));
+        assert.ok(after.every((p) => gateOf(p)?.status === 'True'));
+        await eventually(
+          async () =>
+            !(await sidecarSet(name)).status?.conditions?.some(
+              (c) => c.type === 'PodUpdateFailure',
+            ),
+          'the PodUpdateFailure condition gone',
+          SLOW,
+        );
+        const closed = mostClosedGates(watch.history);
+        assert.equal(closed, 1, `at most maxUnavailable (1) gates closed at once, saw ${closed}`);
+      } finally {
+        watch.stop();
+      }
+    });
+
+    it('the controller killed between closing a gate and the new sidecar ready: the next one opens it', async (t) => {
+      const namespace = 'restarted';
+      const name = 'restarted-agent';
+      await plane().createNamespace(namespace);
+      // Ready 15 s after each start: the window in which the controller dies.
+      const slowStart = { TESTD_READY_AFTER: '15s' };
+      await createSidecarSet(name, namespace, {
+        containers: [sidecarContainer('agent', TEST_IMAGES.sidecarV1, slowStart)],
+      });
+      const [pod] = await createDeployment(namespace, 1, gated);
+      stopPodsAfter(t, namespace);
+      const podName = nameOf(must(pod, 'pod'));
+      await waitStatus(name, { matchedPods: 1, updatedReadyPods: 1 });
+      await setImage(name, TEST_IMAGES.sidecarV2);
+      await eventually(
+        async () => {
+          const now = await core.readNamespacedPod({ namespace, name: podName });
+          return (
+            gateOf(now)?.status === 'False' && specImage(now, 'agent') === TEST_IMAGES.sidecarV2
+          );
+        },
+        'the gate closed and the image written',
+        SLOW,
+      );
+      assert.equal(await serve.stop('SIGKILL'), null);
+      serve = await installation.serve();
+      await eventually(
+        async () => {
+          const now = await core.readNamespacedPod({ namespace, name: podName });
+          return (
+            gateOf(now)?.status === 'True' &&
+            isReady(now) &&
+            runsReady(now, 'agent', TEST_IMAGES.sidecarV2)
+          );
+        },
+        'the gate open and the pod Ready on v2',
+        SLOW,
+      );
+      await waitStatus(name, { matchedPods: 1, updatedPods: 1, updatedReadyPods: 1, readyPods: 1 });
     });
   });
 

@@ -23,6 +23,18 @@ export function hasReadyCondition(pod: Readonly<Pod>): boolean {
   return readyCondition(pod)?.status === 'True';
 }
 
+/** The kubelet's ContainersReady condition: every container ready, whatever the readiness gates. */
+export function hasContainersReady(pod: Readonly<Pod>): boolean {
+  return (
+    pod.status?.conditions?.some((c) => c.type === 'ContainersReady' && c.status === 'True') ===
+    true
+  );
+}
+
+export function isRunning(pod: Readonly<Pod>): boolean {
+  return pod.status?.phase === 'Running';
+}
+
 export function readyCondition(pod: Readonly<Pod>): PodCondition | undefined {
   for (const c of pod.status?.conditions ?? []) if (c.type === 'Ready') return c;
   return undefined;
@@ -30,5 +42,5 @@ export function readyCondition(pod: Readonly<Pod>): PodCondition | undefined {
 
 /** Kubernetes' IsRunningAndReady: Running, Ready=True, not being deleted. */
 export function isRunningAndReady(pod: Readonly<Pod>): boolean {
-  return pod.status?.phase === 'Running' && hasReadyCondition(pod) && !isDeleting(pod);
+  return isRunning(pod) && hasReadyCondition(pod) && !isDeleting(pod);
 }

@@ -26,7 +26,7 @@ import {
   whyNotUpgradable,
 } from './pod-state.js';
 import { compareByName, podRef } from '../api/pod-ref.js';
-import { isActivePod, isTerminating } from '../api/pod-status.js';
+import { hasContainersReady, isActivePod, isRunning, isTerminating } from '../api/pod-status.js';
 import { podController, whyNotRecreated } from './recreation.js';
 import { isGateClosedBy } from './readiness-gate.js';
 import { EVICTION_REFUSED, RESIZE_REFUSED, recordedRefusal } from '../pod-annotations/refusals.js';
@@ -49,10 +49,18 @@ interface MatchedPod {
   labels: Readonly<Record<string, string>>;
   /** It records the SidecarSet's hash (IsPodSidecarUpdated). */
   updated: boolean;
-  /** IsPodReady and IsPodStateConsistent: ready in the status's sense. */
+  /**
+   * IsPodReady and IsPodStateConsistent: ready in the status's sense; and not behind a gate this
+   * SidecarSet closed (the kubelet reports the pod not Ready a moment after the gate closes).
+   */
   available: boolean;
-  /** isReady alone: a candidate that is not needs no budget (calculateUpgradeCount). */
-  ready: boolean;
+  /**
+   * Taking it down costs the budget: it is ready (isReady), or every container is ready
+   * (ContainersReady) and only a readiness gate keeps it out, such as one just opened again that
+   * the kubelet has not seen open yet. A candidate whose containers are not ready needs no budget
+   * (calculateUpgradeCount).
+   */
+  needsBudget: boolean;
   /**
    * Unavailable because of us: updated, upgraded in place to an earlier revision (OpenKruise
    * counts updated pods only: docs/adr/0018-in-flight-upgrades-use-budget.md), or behind a
@@ -176,8 +184,7 @@ export function planUpgrade(
   budget.eligible = Math.max(ordered.length - budget.partition, 0);
   let take = 0;
   for (; take < budget.eligible; take++) {
-    // A candidate that is not ready needs no budget.
-    if (!ordered[take]?.ready) continue;
+    if (ordered[take]?.needsBudget !== true) continue;
     if (budget.unavailableAfter >= budget.maxUnavailable) break;
     budget.unavailableAfter++;
   }
@@ -235,16 +242,16 @@ function readPods(
     } else {
       const ready = isReady(ctx, pod);
       const updated = isUpdated(ctx, pod);
-      const available = ready && isStateConsistent(ctx, pod);
+      const gateClosed = isGateClosedBy(ctx.name, pod);
+      const available = ready && isStateConsistent(ctx, pod) && !gateClosed;
       matched.push({
         pod,
         ref,
         labels: pod.metadata.labels ?? {},
         updated,
-        ready,
+        needsBudget: ready || (isRunning(pod) && hasContainersReady(pod)),
         available,
-        takenDown:
-          !available && (updated || isUpgradedInPlace(ctx, pod) || isGateClosedBy(ctx.name, pod)),
+        takenDown: !available && (updated || isUpgradedInPlace(ctx, pod) || gateClosed),
         resizeRefused: recordedRefusal(pod, RESIZE_REFUSED, ctx.name, ctx.hash) !== undefined,
       });
     }

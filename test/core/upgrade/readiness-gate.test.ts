@@ -105,6 +105,24 @@ describe('closed gates use the budget', () => {
     );
   });
 
+  it('counts a closed gate the kubelet has not seen yet (the pod still Ready)', () => {
+    const ss = upgradeSidecarSet({ maxUnavailable: 1 });
+    const lagging = gated(upgradePod(0), closedGate(SET, now));
+    for (const c of lagging.status?.conditions ?? []) if (c.type === 'Ready') c.status = 'True';
+    const plan = planUpgrade(ss, [lagging, upgradePod(1)], { now });
+    assert.equal(plan.budget.unavailable, 1);
+    assert.deepEqual(names(plan.upgrade), []);
+  });
+
+  it('a pod kept out only by a gate opened again costs budget: its containers are ready', () => {
+    const ss = upgradeSidecarSet({ maxUnavailable: 1 });
+    const reopened = gated(upgradePod(0), gateCondition('True', 'InPlaceUpdateFailed', '', now));
+    reopened.status?.conditions?.push({ type: 'ContainersReady', status: 'True' });
+    for (const c of reopened.status?.conditions ?? []) if (c.type === 'Ready') c.status = 'False';
+    const plan = planUpgrade(ss, [reopened, upgradePod(1)], { now });
+    assert.equal(plan.upgrade.length, 1, 'one pod taken down, not two');
+  });
+
   it('a gate another SidecarSet closed does not', () => {
     const ss = upgradeSidecarSet({ maxUnavailable: 1 });
     const fleet = [gated(upgradePod(0), closedGate('other', now)), upgradePod(1), upgradePod(2)];
