@@ -9,6 +9,8 @@ import { InvalidArgumentError } from 'commander';
 
 import { INSTALLATION } from '../core/api/installation-names.js';
 import { parseWebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
+import type { PatchMetadataAllowList } from '../core/validation/patch-metadata-allowlist.js';
+import { parseAllowList } from '../core/validation/patch-metadata-allowlist.js';
 import type { WebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
 import { BODY_LIMIT } from '../server/http-server.js';
 
@@ -74,6 +76,15 @@ export function parseIpAddresses(value: string): string[] {
   const bad = ips.filter((ip) => isIP(ip) === 0);
   if (bad.length > 0) throw new InvalidArgumentError(`not an IP address: ${bad.join(', ')}`);
   return ips;
+}
+
+/** --patch-pod-metadata-allowlist: OpenKruise's SidecarSet_PatchPodMetadata_WhiteList JSON. */
+export function parseAllowListFlag(value: string): PatchMetadataAllowList {
+  try {
+    return parseAllowList(value);
+  } catch (err) {
+    throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
+  }
 }
 
 /** A comma-separated list, blanks dropped. */

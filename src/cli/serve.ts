@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { SidecarSetError } from '../core/errors.js';
 import { INSTALLATION } from '../core/api/installation-names.js';
 import type { JobSidecarMode } from '../core/inject/job-sidecars.js';
+import type { PatchMetadataAllowList } from '../core/validation/patch-metadata-allowlist.js';
 import { createFilesSource } from '../cache/files-source.js';
 import type { SnapshotSource } from '../cache/snapshot.js';
 import type { WebhookConfigurationRef } from '../k8s/webhook-configuration-ref.js';
@@ -68,6 +69,8 @@ export interface ServeOptions {
   certResyncMs?: number;
   /** Sidecars that stop with a Job: native sidecars, or containers (docs/adr/0021-job-sidecars.md). */
   jobSidecars?: JobSidecarMode;
+  /** What patchPodMetadata may write (docs/security.md); none: nothing. */
+  patchPodMetadataAllowlist?: PatchMetadataAllowList;
 }
 
 export const DEFAULT_CERT_SECRET = 'sidecarset-webhook-certs';
@@ -147,6 +150,9 @@ async function startAll(
     now: () => new Date(),
     random: Math.random,
     ...(options.jobSidecars === undefined ? {} : { jobSidecars: options.jobSidecars }),
+    ...(options.patchPodMetadataAllowlist === undefined
+      ? {}
+      : { patchMetadataAllowList: options.patchPodMetadataAllowlist }),
     https: { cert: tls.pair.cert, key: tls.pair.key },
     limits,
     ...(options.maxCacheStaleness === undefined

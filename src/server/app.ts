@@ -15,6 +15,7 @@ import { decidePod } from '../core/admission/pod-webhook.js';
 import type { AdmissionRequest, AdmissionResponse } from '../core/admission/review.js';
 import { parseAdmissionReview, reviewResponse } from '../core/admission/review.js';
 import type { JobSidecarMode } from '../core/inject/job-sidecars.js';
+import type { PatchMetadataAllowList } from '../core/validation/patch-metadata-allowlist.js';
 import {
   decideSidecarSetMutation,
   decideSidecarSetValidation,
@@ -43,6 +44,8 @@ export interface AppDeps {
   random: () => number;
   /** What becomes of sidecars that stop with a Job (--job-sidecars); default native. */
   jobSidecars?: JobSidecarMode;
+  /** What patchPodMetadata may write (--patch-pod-metadata-allowlist); none: nothing. */
+  patchMetadataAllowList?: PatchMetadataAllowList;
   /** The serving certificate (served under the TLS policy of http-server.ts). */
   https: CertificatePair;
   limits?: ServerLimits;
@@ -190,6 +193,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       request,
       snapshot.sidecarSets.all,
       snapshot.revisions,
+      deps.patchMetadataAllowList,
     );
     return { response: decision.response, result: decision.outcome };
   });

@@ -155,6 +155,38 @@ describe('charts/sidecarset', { skip }, () => {
     assert.equal(jobSidecars(['webhook.jobSidecars=container']), 'container');
   });
 
+  it('passes webhook.patchPodMetadataAllowList as JSON, and none by default (deny)', () => {
+    const allowList = (set: string[]): string | undefined =>
+      container(helmTemplate(t, set)).env.find(
+        (e) => e.name === 'SIDECARSET_PATCH_POD_METADATA_ALLOWLIST',
+      )?.value;
+    assert.equal(allowList([]), undefined);
+    const set = [
+      'webhook.patchPodMetadataAllowList.rules[0].allowedAnnotationKeyExprs[0]=^example[.]com/',
+      'webhook.patchPodMetadataAllowList.rules[0].selector.matchLabels.team=mesh',
+    ];
+    assert.deepEqual(JSON.parse(allowList(set) ?? ''), {
+      rules: [
+        {
+          allowedAnnotationKeyExprs: ['^example[.]com/'],
+          selector: { matchLabels: { team: 'mesh' } },
+        },
+      ],
+    });
+  });
+
+  it('renders the guardrail policy only when guardrail.enabled', () => {
+    const kinds = (set: string[]): string[] =>
+      helmTemplate(t, set)
+        .map((o) => o.kind)
+        .filter((k) => k.startsWith('ValidatingAdmissionPolicy'));
+    assert.deepEqual(kinds([]), []);
+    assert.deepEqual(kinds(['guardrail.enabled=true']), [
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+    ]);
+  });
+
   it('manages its own certificate by default: no mount, no caBundle, RBAC for both', () => {
     const objects = helmTemplate(t, ['webhook.url=https://127.0.0.1:9443']);
     assert.deepEqual(

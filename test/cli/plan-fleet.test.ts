@@ -60,9 +60,13 @@ function fleet(ss: SidecarSet): Pod[] {
   const old = grayReleasePods(ss, 150, 'busybox:1.35');
   const updated = grayReleasePods(ss, 200, 'busybox:1.36').slice(150);
   const pods = [...old, ...updated].map(realisticPod);
-  const notReady = pods[3]?.status?.conditions?.find((c) => c.type === 'Ready');
-  assert.ok(notReady);
-  notReady.status = 'False';
+  // Not ready as the kubelet shows it: a container's probe fails, so Ready and ContainersReady.
+  const notReady = pods[3]?.status;
+  assert.ok(notReady?.conditions && notReady.containerStatuses?.[0]);
+  for (const c of notReady.conditions) {
+    if (c.type === 'Ready' || c.type === 'ContainersReady') c.status = 'False';
+  }
+  notReady.containerStatuses[0].ready = false;
   const deleting = pods[10];
   assert.ok(deleting);
   deleting.metadata.deletionTimestamp = '2026-07-02T09:59:00Z';

@@ -15,6 +15,8 @@ import type { LeaderElectionConfig } from '../../src/controller/controller.js';
 import { DEFAULT_CONTROLLER_FLAGS } from '../../src/cli/flags.js';
 import type { Served } from '../../src/cli/serve.js';
 import { startServe } from '../../src/cli/serve.js';
+import { parseAllowList } from '../../src/core/validation/patch-metadata-allowlist.js';
+import { EXAMPLE_COM_ALLOWLIST } from '../support/allow-list.js';
 import type {
   FakeApiServer,
   FakeKubelet,
@@ -53,6 +55,8 @@ export interface ClusterOptions {
   kubeletDelayMs?: number;
   /** Keep the process's log at this level, for `logs()`. */
   logLevel?: string;
+  /** --patch-pod-metadata-allowlist; default EXAMPLE_COM_ALLOWLIST, null: none. */
+  patchPodMetadataAllowlist?: string | null;
 }
 
 export async function startTestCluster(options: ClusterOptions = {}): Promise<TestCluster> {
@@ -71,6 +75,10 @@ export async function startTestCluster(options: ClusterOptions = {}): Promise<Te
   } else if (process.env['TEST_LOG_LEVEL']) {
     stdout.pipe(process.stdout);
   }
+  const allowList =
+    options.patchPodMetadataAllowlist === undefined
+      ? EXAMPLE_COM_ALLOWLIST
+      : options.patchPodMetadataAllowlist;
   const kubeconfigFile = join(dir, 'kubeconfig');
   await writeFile(kubeconfigFile, api.kubeConfig().exportConfig());
   const served = await startServe(
@@ -83,6 +91,7 @@ export async function startTestCluster(options: ClusterOptions = {}): Promise<Te
       devCertDir: dir,
       controller: options.controller ?? true,
       controllerOptions: { ...DEFAULT_CONTROLLER_FLAGS, ...options.flags },
+      ...(allowList === null ? {} : { patchPodMetadataAllowlist: parseAllowList(allowList) }),
     },
     {
       stdin: new PassThrough(),

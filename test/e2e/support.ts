@@ -7,6 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { after, before } from 'node:test';
 
+import { EXAMPLE_COM_ALLOWLIST } from '../support/allow-list.js';
 import { eventually } from '../support/eventually.js';
 import { ensureDevCertificates } from '../../src/server/tls.js';
 import { binariesIn } from '../kube-fixture/binaries.js';
@@ -216,6 +217,8 @@ export async function install(
         certs.keyFile,
         '--metrics-port',
         '0',
+        '--patch-pod-metadata-allowlist',
+        EXAMPLE_COM_ALLOWLIST,
         ...extraArgs,
       ]);
       const listening = await served.waitForLog((e) => e.msg === 'webhook listening', 'listening');

@@ -6,6 +6,7 @@ import type { ControllerFlags } from '../flags.js';
 import {
   parseBool,
   parseByteSize,
+  parseAllowListFlag,
   parseIpAddresses,
   parseList,
   parsePort,
@@ -136,7 +137,15 @@ export const register: RegisterCommand = (program, { io, setExitCode }) => {
         .argParser(parseByteSize)
         .default(DEFAULT_SERVER_LIMITS.maxInflightBodyBytes),
     )
-    .addOption(jobSidecarsOption().env('SIDECARSET_JOB_SIDECARS'));
+    .addOption(jobSidecarsOption().env('SIDECARSET_JOB_SIDECARS'))
+    .addOption(
+      new Option(
+        '--patch-pod-metadata-allowlist <json>',
+        'the pod annotations SidecarSets may write with patchPodMetadata, as OpenKruise\'s SidecarSet_PatchPodMetadata_WhiteList: {"rules":[{"selector":…,"allowedAnnotationKeyExprs":["regexp"]}]}; without it, none (docs/security.md)',
+      )
+        .env('SIDECARSET_PATCH_POD_METADATA_ALLOWLIST')
+        .argParser(parseAllowListFlag),
+    );
   addControllerOptions(serve).action(async (opts: ServeOptions & ControllerFlags) => {
     const { runServe } = await import('../serve.js');
     setExitCode(await runServe({ ...opts, controllerOptions: opts }, io));

@@ -13,6 +13,8 @@ import type { SidecarSet } from '../api/sidecarset-types.js';
 import { SIDECARSET_API_VERSIONS, SIDECARSET_GROUP } from '../api/sidecarset-types.js';
 import { formatFieldErrors } from '../validation/field-error.js';
 import { validateSidecarSet, validateSidecarSetSchema } from '../validation/sidecarset.js';
+import type { PatchMetadataAllowList } from '../validation/patch-metadata-allowlist.js';
+import { disallowedPatchKeys } from '../validation/patch-metadata-allowlist.js';
 import type { AdmissionRequest, AdmissionResponse } from './review.js';
 import { allow, deny, encodePatch } from './review.js';
 
@@ -67,11 +69,16 @@ export function decideSidecarSetMutation(request: AdmissionRequest): SidecarSetD
   };
 }
 
-/** `revisions`: the stored ControllerRevisions (cluster mode); none, a pinned SidecarSet is refused. */
+/**
+ * `revisions`: the stored ControllerRevisions (cluster mode); none, a pinned SidecarSet is refused.
+ * `allowList`: what patchPodMetadata may write (validation/patch-metadata-allowlist.ts); none
+ * configured, nothing.
+ */
 export function decideSidecarSetValidation(
   request: AdmissionRequest,
   others: readonly SidecarSet[],
   revisions: RevisionLookup = () => [],
+  allowList?: PatchMetadataAllowList,
 ): SidecarSetDecision {
   const target = sidecarSetOf(request);
   if ('response' in target) return target;
@@ -96,6 +103,7 @@ export function decideSidecarSetValidation(
     revisions: revisions(target.metadata.name ?? ''),
     ...(old ? { old } : {}),
   });
+  errors.push(...disallowedPatchKeys(target, allowList));
   if (errors.length > 0) {
     return {
       response: deny(request.uid, 422, formatFieldErrors(errors), 'Invalid'),

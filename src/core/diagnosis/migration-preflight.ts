@@ -104,8 +104,8 @@ function perSidecarSet(sidecarSets: readonly SidecarSet[]): InstallationCheck[] 
       : {
           name: 'patchPodMetadata',
           state: 'warning',
-          message: `used by ${list(patches)}: this project has no whitelist, any annotation may be patched`,
-          fix: 'restrict who may write SidecarSets with RBAC (docs/adr/0001-injection-differences-from-openkruise.md)',
+          message: `used by ${list(patches)}: the webhook refuses them on their next change unless its allow-list lets them write their keys`,
+          fix: "give the webhook OpenKruise's whitelist: --patch-pod-metadata-allowlist, Helm webhook.patchPodMetadataAllowList (docs/security.md)",
         },
     customVersionLabel.length === 0
       ? ok('custom version label', `no SidecarSet carries ${SIDECARSET_CUSTOM_VERSION_LABEL}`)
@@ -142,8 +142,8 @@ function managerSettings(
     checks.push({
       name: 'patchPodMetadata whitelist',
       state: 'warning',
-      message: `kruise-configuration's ${PATCH_WHITELIST_KEY} will not carry over: every annotation may be patched`,
-      fix: 'restrict who may write SidecarSets with RBAC',
+      message: `kruise-configuration's ${PATCH_WHITELIST_KEY} does not carry over by itself: without it, no annotation may be patched`,
+      fix: 'pass its value to the webhook: --patch-pod-metadata-allowlist, Helm webhook.patchPodMetadataAllowList (docs/security.md)',
     });
   return checks;
 }

@@ -545,8 +545,8 @@ export const SIDECARSET_SCHEMA = {
             'Annotations written into the pods at injection. Keys that hold SidecarSet ' +
             'bookkeeping (kruise.io/sidecarset-*, sidecarset.dev/*, the hot-upgrade ' +
             'version.sidecarset.kruise.io/ and versionalt.sidecarset.kruise.io/ keys) are ' +
-            'refused. Unlike OpenKruise there is no whitelist of other keys; restrict who may ' +
-            'write SidecarSets with RBAC (docs/adr/0001).',
+            "refused; other keys only where the webhook's allow-list lets the SidecarSet " +
+            "write them, as OpenKruise's whitelist does (docs/security.md).",
           items: {
             type: 'object',
             description: 'Annotations and how they meet the values the pod already has.',

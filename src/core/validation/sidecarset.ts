@@ -358,9 +358,9 @@ function validateAllContainers(spec: Readonly<SidecarSetSpec>): FieldError[] {
 }
 
 /**
- * patchPodMetadata. OpenKruise also checks keys against a whitelist in the kruise-configuration
- * ConfigMap; that ConfigMap does not exist here, and OpenKruise with the feature gate
- * SidecarSetPatchPodMetadataDefaultsAllowed=true and no whitelist skips the check, so we skip it.
+ * patchPodMetadata's shape and the keys no SidecarSet may write. Which other keys one may write is
+ * the webhook's allow-list (patch-metadata-allowlist.ts), a setting of the installation that
+ * files of SidecarSets, checked here too, do not have.
  */
 function validatePatchPodMetadata(spec: Readonly<SidecarSetSpec>): FieldError[] {
   const errs: FieldError[] = [];
@@ -384,7 +384,7 @@ function validatePatchPodMetadata(spec: Readonly<SidecarSetSpec>): FieldError[] 
       if (isReservedPodAnnotation(k)) {
         errs.push(
           forbidden(
-            childPath(childPath(p, 'annotations'), k),
+            indexPath(childPath(p, 'annotations'), k),
             'the key holds SidecarSet bookkeeping: patchPodMetadata may not write it',
           ),
         );

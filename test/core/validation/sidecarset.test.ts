@@ -329,7 +329,7 @@ test('exact messages', () => {
           s.spec.patchPodMetadata = [{ annotations: { [key]: '{}' }, patchPolicy: 'Overwrite' }];
         }),
       ),
-      `spec.patchPodMetadata[0].annotations.${key}: Forbidden: the key holds SidecarSet bookkeeping: patchPodMetadata may not write it`,
+      `spec.patchPodMetadata[0].annotations[${key}]: Forbidden: the key holds SidecarSet bookkeeping: patchPodMetadata may not write it`,
     );
   }
   assert.equal(
