@@ -3,7 +3,8 @@
 #
 # The Kubernetes API server calls the webhook at https://<service>.<namespace>.svc:443 and checks the
 # certificate against the caBundle of the webhook configurations; Go ignores the Common Name, so the
-# names must be subjectAltNames.
+# names must be subjectAltNames. The CRD's conversion webhook calls the same pods through a second
+# Service (docs/adr/0036-conversion-service.md), whose names the certificate carries too.
 #
 # Output (in --out, default certs/out next to this script; gitignored):
 #   ca.crt, ca.key      the CA. Kept across runs: an existing CA is reused (so the caBundle already in
@@ -21,6 +22,9 @@ usage() {
 Usage: certs/gen.sh [options]
 
   --service NAME      Service name of the webhook        (env CERT_SERVICE,   default sidecarset-webhook)
+  --conversion-service NAME
+                      Service of the conversion webhook  (env CERT_CONVERSION_SERVICE,
+                                                          default sidecarset-conversion)
   --namespace NS      Namespace of the Service           (env CERT_NAMESPACE, default sidecarset-system)
   --out DIR           Output directory                   (env CERT_OUT_DIR,   default certs/out)
   --days N            Serving certificate validity, days (env CERT_DAYS,      default 365)
@@ -39,6 +43,7 @@ die() {
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 service="${CERT_SERVICE:-sidecarset-webhook}"
+conversion_service="${CERT_CONVERSION_SERVICE:-sidecarset-conversion}"
 namespace="${CERT_NAMESPACE:-sidecarset-system}"
 out_dir="${CERT_OUT_DIR:-${script_dir}/out}"
 days="${CERT_DAYS:-365}"
@@ -54,6 +59,7 @@ need_value() {
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --service) need_value "$@"; service="$2"; shift 2 ;;
+    --conversion-service) need_value "$@"; conversion_service="$2"; shift 2 ;;
     --namespace) need_value "$@"; namespace="$2"; shift 2 ;;
     --out) need_value "$@"; out_dir="$2"; shift 2 ;;
     --days) need_value "$@"; days="$2"; shift 2 ;;
@@ -69,6 +75,7 @@ done
 # DNS-1035 label for the Service, DNS-1123 label for the namespace: both end up in DNS names.
 label_re='^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$'
 [[ "$service" =~ $label_re ]] || die "invalid service name: $service"
+[[ "$conversion_service" =~ $label_re ]] || die "invalid service name: $conversion_service"
 [[ "$namespace" =~ $label_re ]] || die "invalid namespace: $namespace"
 [[ "$days" =~ ^[1-9][0-9]*$ ]] || die "--days must be a positive integer: $days"
 [[ "$ca_days" =~ ^[1-9][0-9]*$ ]] || die "--ca-days must be a positive integer: $ca_days"
@@ -123,6 +130,11 @@ CNF
 fi
 
 fqdn="${service}.${namespace}.svc"
+# The four names of a Service inside the cluster, as subjectAltName entries.
+service_names() {
+  local svc="${1}.${namespace}.svc"
+  echo "DNS:${1}, DNS:${1}.${namespace}, DNS:${svc}, DNS:${svc}.cluster.local"
+}
 cat >"$work/leaf.cnf" <<CNF
 [req]
 distinguished_name = dn
@@ -135,7 +147,7 @@ keyUsage = critical, digitalSignature
 extendedKeyUsage = serverAuth
 subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid
-subjectAltName = DNS:${service}, DNS:${service}.${namespace}, DNS:${fqdn}, DNS:${fqdn}.cluster.local
+subjectAltName = $(service_names "$service"), $(service_names "$conversion_service")
 CNF
 new_ec_key "$work/tls.key"
 openssl req -new -sha256 -key "$work/tls.key" -config "$work/leaf.cnf" -out "$work/tls.csr"

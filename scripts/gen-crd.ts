@@ -206,8 +206,10 @@ export function buildCrd(): Schema {
         webhook: {
           conversionReviewVersions: ['v1'],
           clientConfig: {
+            // Not the admission Service: this one keeps not-ready replicas, which need conversion
+            // to become ready when SidecarSets are stored as v1alpha1 (docs/adr/0036).
             service: {
-              name: INSTALLATION.service,
+              name: INSTALLATION.conversionService,
               namespace: INSTALLATION.namespace,
               path: '/convert',
               port: 443,

@@ -62,7 +62,7 @@ export interface ServeOptions {
   certSecret?: string;
   /** Whose caBundle to keep; default DEFAULT_WEBHOOK_CONFIGURATIONS. */
   webhookConfigurations?: WebhookConfigurationRef[];
-  /** Names in the self-managed certificate; default the Service's (serviceDnsNames). */
+  /** Names in the self-managed certificate; default the two Services' (serviceDnsNames). */
   certDnsNames?: string[];
   certIpAddresses?: string[];
   /** How often the Secret and caBundles are checked (src/k8s/certificates.ts); for tests. */
@@ -79,8 +79,6 @@ export const DEFAULT_WEBHOOK_CONFIGURATIONS: readonly WebhookConfigurationRef[] 
   { kind: 'validating', name: INSTALLATION.validatingWebhookConfiguration },
   { kind: 'crd', name: INSTALLATION.crd },
 ];
-/** The Service in manifests/base/webhook/service.yaml. */
-const WEBHOOK_SERVICE = INSTALLATION.service;
 
 export interface Served {
   /** Addresses actually bound (port 0 picks a free port). */
@@ -309,7 +307,10 @@ async function loadCertificate(
       secretName: secret,
       namespace,
       webhookConfigurations: options.webhookConfigurations ?? DEFAULT_WEBHOOK_CONFIGURATIONS,
-      dnsNames: options.certDnsNames ?? serviceDnsNames(WEBHOOK_SERVICE, namespace),
+      dnsNames: options.certDnsNames ?? [
+        ...serviceDnsNames(INSTALLATION.service, namespace),
+        ...serviceDnsNames(INSTALLATION.conversionService, namespace),
+      ],
       ipAddresses: options.certIpAddresses ?? [],
       ...(options.certResyncMs === undefined ? {} : { resyncMs: options.certResyncMs }),
     };

@@ -4,17 +4,18 @@
  * webhooks through the Service, self-managed certificates), in the cluster's own network
  * (test/kube-fixture/network.ts), with no process of ours on the host. Then the seed's story
  * through the in-cluster webhook and controller, the leader deleted mid-rollout, a `helm upgrade`
- * of sidecarset itself while pods are being created, `helm uninstall`, and `kubectl apply -k
- * manifests/` installing the same way.
+ * of sidecarset itself while pods are being created, `helm uninstall`, `kubectl apply -k
+ * manifests/` installing the same way, and the move from an OpenKruise before v1.9, whose
+ * SidecarSets are stored as v1alpha1 (docs/migrating-from-openkruise.md).
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { before, describe, it } from 'node:test';
 
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 
 import { normalizedReference } from '../../scripts/image/oci-archive.js';
 import { TEST_IMAGES } from '../node-fixture/images.js';
@@ -42,6 +43,25 @@ const SLOW = 180_000;
 const DEPLOYMENT = 'sidecarset-webhook';
 const LEASE = 'sidecarset-controller';
 const MANIFESTS = new URL('../../manifests/', import.meta.url).pathname;
+const OPENKRUISE_CRD = new URL(
+  '../fixtures/openkruise/apps.kruise.io_sidecarsets.yaml',
+  import.meta.url,
+).pathname;
+
+/**
+ * The SidecarSet CRD of an OpenKruise before v1.9: v1alpha1 only, stored, no conversion. It is
+ * v1.9's (test/fixtures/openkruise) without v1beta1; v1alpha1's schema is the one v1.8 had.
+ */
+async function openKruiseV18Crd(): Promise<string> {
+  const crd = parse(await readFile(OPENKRUISE_CRD, 'utf8')) as {
+    spec: { versions: { name: string; storage: boolean }[]; conversion?: unknown };
+  };
+  crd.spec.versions = crd.spec.versions
+    .filter((v) => v.name === 'v1alpha1')
+    .map((v) => ({ ...v, storage: true }));
+  delete crd.spec.conversion;
+  return stringify(crd);
+}
 
 /** `repository:tag` split at the tag. */
 function splitReference(reference: string): { repository: string; tag: string } {
@@ -420,5 +440,71 @@ describe('installed as users install it: the image, the chart, the cluster netwo
     const checked = await cli(['check', '--namespace', NAMESPACE]);
     assert.equal(checked.code, 0, checked.out);
     await uninstalled(() => plane().kubectl(['delete', '-k', dir, '--wait=false']));
+  });
+
+  it('from an OpenKruise before v1.9 (SidecarSets stored as v1alpha1): the replicas become ready', async () => {
+    // `kubectl delete -k` took the CRD and its SidecarSets: start as OpenKruise v1.8 left a cluster.
+    await eventually(
+      async () => (await plane().kubectl(['get', 'crd', 'sidecarsets.apps.kruise.io'])).code !== 0,
+      'the CRD gone',
+      SLOW,
+    );
+    const dir = await mkdtemp(join(plane().dir, 'v1alpha1-'));
+    const oldCrd = join(dir, 'crd.yaml');
+    await writeFile(oldCrd, await openKruiseV18Crd());
+    const applied = await plane().kubectl(['apply', '-f', oldCrd]);
+    assert.equal(applied.code, 0, applied.stderr);
+    await crdEstablished(plane());
+    const stored = join(dir, 'sidecarset.yaml');
+    await writeFile(
+      stored,
+      stringify({
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'SidecarSet',
+        metadata: { name: 'stored-as-v1alpha1' },
+        spec: {
+          selector: { matchLabels: { app: 'legacy' } },
+          containers: [{ name: 'logtail', image: TEST_IMAGES.sidecarV1 }],
+        },
+      }),
+    );
+    const created = await plane().kubectl(['create', '-f', stored]);
+    assert.equal(created.code, 0, created.stderr);
+
+    // docs/migrating-from-openkruise.md, step 3: our CRD in place, then the chart without it.
+    const crd = join(MANIFESTS, 'base/crd/apps.kruise.io_sidecarsets.yaml');
+    const replaced = await plane().kubectl(['replace', '--save-config', '-f', crd]);
+    assert.equal(replaced.code, 0, replaced.stderr);
+    const storedVersions = await plane().kubectl([
+      'get',
+      'crd',
+      'sidecarsets.apps.kruise.io',
+      '-o',
+      'jsonpath={.status.storedVersions}',
+    ]);
+    assert.match(storedVersions.stdout, /v1alpha1/);
+    const installed = await helm(plane(), [
+      'install',
+      'sidecarset',
+      CHART,
+      '--set',
+      `image.repository=${repository},image.tag=${tag},crds.managed=false`,
+    ]);
+    assert.equal(installed.code, 0, installed.stderr);
+    // Each replica lists SidecarSets through /convert before it is ready.
+    await deploymentReady(2);
+    const listed = await plane().kubectl([
+      'get',
+      'sidecarsets.v1beta1.apps.kruise.io',
+      '-o',
+      'name',
+    ]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, /stored-as-v1alpha1/);
+    const checked = await cli(['check', '--namespace', NAMESPACE]);
+    assert.equal(checked.code, 0, checked.out);
+    await uninstalled(() =>
+      helm(plane(), ['uninstall', 'sidecarset', '--wait', '--timeout', '2m']),
+    );
   });
 });

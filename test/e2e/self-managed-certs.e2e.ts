@@ -79,10 +79,12 @@ describe('self-managed certificates, installed from manifests/', () => {
     const cert = new X509Certificate(await secretPem('tls.crt'));
     assert.ok(cert.verify(new X509Certificate(ca).publicKey));
     assert.equal(cert.checkIP('127.0.0.1'), '127.0.0.1');
-    assert.equal(
-      cert.checkHost('sidecarset-webhook.sidecarset-system.svc'),
+    for (const host of [
       'sidecarset-webhook.sidecarset-system.svc',
-    );
+      'sidecarset-conversion.sidecarset-system.svc',
+    ]) {
+      assert.equal(cert.checkHost(host), host);
+    }
     const bundle = Buffer.from(ca).toString('base64');
     assert.deepEqual(await caBundles(), [bundle, bundle, bundle]);
     assert.deepEqual(

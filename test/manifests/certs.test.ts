@@ -45,8 +45,19 @@ describe('certs/gen.sh', () => {
 
   const out = join(tmp, 'out');
 
+  /** The four names a Service has inside the cluster, as the certificate lists them. */
+  const serviceSans = (service: string, namespace: string): string[] => [
+    `DNS:${service}`,
+    `DNS:${service}.${namespace}`,
+    `DNS:${service}.${namespace}.svc`,
+    `DNS:${service}.${namespace}.svc.cluster.local`,
+  ];
+
   it('makes a CA and a serving certificate for <service>.<namespace>.svc signed by it', () => {
-    const r = gen(['--service', 'hook', '--namespace', 'team-a', '--out', out, '--days', '30']);
+    const r = gen([
+      ...['--service', 'hook', '--conversion-service', 'convert'],
+      ...['--namespace', 'team-a', '--out', out, '--days', '30'],
+    ]);
     assert.equal(r.status, 0, r.stderr);
     const ca = cert(out, 'ca.crt');
     const leaf = cert(out, 'tls.crt');
@@ -56,14 +67,10 @@ describe('certs/gen.sh', () => {
     assert.ok(leaf.verify(ca.publicKey), 'signature verifies with the CA key');
     assert.deepEqual(
       sans(leaf),
-      [
-        'DNS:hook',
-        'DNS:hook.team-a',
-        'DNS:hook.team-a.svc',
-        'DNS:hook.team-a.svc.cluster.local',
-      ].sort(),
+      [...serviceSans('hook', 'team-a'), ...serviceSans('convert', 'team-a')].sort(),
     );
     assert.ok(leaf.checkHost('hook.team-a.svc'));
+    assert.ok(leaf.checkHost('convert.team-a.svc'));
     assert.deepEqual(leaf.keyUsage, ['1.3.6.1.5.5.7.3.1'], 'serverAuth');
     assert.ok(leaf.checkPrivateKey(createPrivateKey(readFileSync(join(out, 'tls.key')))));
     assert.ok(ca.checkPrivateKey(createPrivateKey(readFileSync(join(out, 'ca.key')))));
@@ -107,10 +114,8 @@ describe('certs/gen.sh', () => {
     assert.deepEqual(
       sans(cert(dir, 'tls.crt')),
       [
-        'DNS:sidecarset-webhook',
-        'DNS:sidecarset-webhook.sidecarset-system',
-        'DNS:sidecarset-webhook.sidecarset-system.svc',
-        'DNS:sidecarset-webhook.sidecarset-system.svc.cluster.local',
+        ...serviceSans('sidecarset-webhook', 'sidecarset-system'),
+        ...serviceSans('sidecarset-conversion', 'sidecarset-system'),
       ].sort(),
     );
     const ca = cert(dir, 'ca.crt');
@@ -176,6 +181,7 @@ describe('certs/gen.sh', () => {
     assert.match(f.stderr, /does not belong/);
 
     assert.equal(gen(['--out', join(tmp, 'bad'), '--service', 'Bad_Name']).status, 1);
+    assert.equal(gen(['--out', join(tmp, 'bad'), '--conversion-service', 'Bad_Name']).status, 1);
     assert.equal(gen(['--out', join(tmp, 'bad'), '--days', '0']).status, 1);
     assert.equal(gen(['--out', join(tmp, 'bad'), '--service']).status, 1);
     const unknown = gen(['--nope']);

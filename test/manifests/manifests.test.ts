@@ -330,8 +330,9 @@ describe('the Deployment', () => {
   });
 
   it('is reached through the Service: 443 to the webhook port, 8080 to metrics', () => {
-    const service = one('v1/Service');
+    const service = one('v1/Service', 'sidecarset-webhook');
     assert.deepEqual(at(service, 'spec', 'selector'), selector);
+    assert.ok(!('publishNotReadyAddresses' in obj(service, 'spec')), 'ready pods only');
     const ports = objs(service, 'spec', 'ports').map((p) => [p['port'], p['targetPort']]);
     assert.deepEqual(ports, [
       [443, 'webhook'],
@@ -340,6 +341,14 @@ describe('the Deployment', () => {
     const annotations = obj(deployment, 'spec', 'template', 'metadata', 'annotations');
     assert.equal(annotations['prometheus.io/port'], '8080');
     assert.equal(annotations['prometheus.io/path'], ENDPOINTS.metrics);
+  });
+
+  it('is converted for through a Service that keeps not-ready pods (docs/adr/0036)', () => {
+    const service = one('v1/Service', 'sidecarset-conversion');
+    assert.deepEqual(at(service, 'spec', 'selector'), selector);
+    assert.equal(at(service, 'spec', 'publishNotReadyAddresses'), true);
+    const ports = objs(service, 'spec', 'ports').map((p) => [p['port'], p['targetPort']]);
+    assert.deepEqual(ports, [[443, 'webhook']]);
   });
 });
 
@@ -665,14 +674,14 @@ describe('the SidecarSet CRD', () => {
     );
   });
 
-  it('converts through the webhook at the Service /convert (ConversionReview v1)', () => {
+  it('converts through the webhook at the conversion Service /convert (ConversionReview v1)', () => {
     assert.deepEqual(at(crd, 'spec', 'conversion'), {
       strategy: 'Webhook',
       webhook: {
         conversionReviewVersions: ['v1'],
         clientConfig: {
           service: {
-            name: 'sidecarset-webhook',
+            name: 'sidecarset-conversion',
             namespace: NAMESPACE,
             path: '/convert',
             port: 443,
@@ -914,7 +923,7 @@ describe('kustomize build (when kubectl is installed)', () => {
       const crd = built.find((d) => d['kind'] === 'CustomResourceDefinition');
       const conversion = at(crd, 'spec', 'conversion', 'webhook', 'clientConfig') as Obj;
       assert.ok(!('caBundle' in conversion), 'no caBundle on the conversion webhook');
-      assert.equal(at(conversion, 'service', 'name'), 'sidecarset-webhook');
+      assert.equal(at(conversion, 'service', 'name'), 'sidecarset-conversion');
       const deployment = built.find((d) => d['kind'] === 'Deployment');
       const podSpec = at(deployment, 'spec', 'template', 'spec');
       const [webhook] = objs(podSpec, 'containers');

@@ -18,15 +18,18 @@ app.kubernetes.io/component: webhook
 {{ .Values.installation.namespace }}
 {{- end -}}
 
-{{/* clientConfig of one webhook: the Service, or webhook.url for a webhook outside the cluster. */}}
+{{/* clientConfig of one webhook: a Service (the third argument, default sidecarset-webhook), or
+webhook.url for a webhook outside the cluster. */}}
 {{- define "sidecarset.clientConfig" -}}
 {{- $root := index . 0 -}}
 {{- $path := index . 1 -}}
+{{- $service := "sidecarset-webhook" -}}
+{{- if gt (len .) 2 }}{{ $service = index . 2 }}{{ end -}}
 {{- if $root.Values.webhook.url }}
 url: {{ printf "%s%s" (trimSuffix "/" $root.Values.webhook.url) $path }}
 {{- else }}
 service:
-  name: sidecarset-webhook
+  name: {{ $service }}
   namespace: {{ include "sidecarset.namespace" $root }}
   path: {{ $path }}
   port: 443

@@ -93,7 +93,7 @@ export const register: RegisterCommand = (program, { io, setExitCode }) => {
     .addOption(
       new Option(
         '--cert-dns-names <list>',
-        'DNS names of the self-managed certificate (default: the Service sidecarset-webhook)',
+        'DNS names of the self-managed certificate (default: the Services sidecarset-webhook and sidecarset-conversion)',
       )
         .env('SIDECARSET_CERT_DNS_NAMES')
         .argParser(parseList),
