@@ -10,6 +10,7 @@ import {
   registerHealthRoutes,
   staleCachesReason,
 } from '../server/health-routes.js';
+import { registerCacheFailingMetric } from '../server/cache-failing-metric.js';
 import { registerProcessMetrics } from '../server/process-metrics.js';
 import type { Io } from './io.js';
 import { closeOnSignal } from './io.js';
@@ -55,6 +56,7 @@ export async function runController(options: ControllerCommandOptions, io: Io): 
     logger,
     registry,
   );
+  registerCacheFailingMetric(registry, () => controller.failing());
   let app: FastifyInstance | undefined;
   if (options.metricsPort !== undefined) {
     app = fastify({ loggerInstance: logger }) as unknown as FastifyInstance;

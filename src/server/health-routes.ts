@@ -5,8 +5,11 @@ import type { Registry } from 'prom-client';
 
 import type { FailingCache } from '../cache/snapshot.js';
 
-/** A cache failing for longer than this is stale: /readyz answers 503 (docs/troubleshooting.md). */
-export const DEFAULT_MAX_CACHE_STALENESS_SECONDS = 30;
+/**
+ * By default a failing cache never makes /readyz answer 503: every replica shares the cause, and a
+ * webhook with no ready replica injects nothing (docs/adr/0037-stale-caches-stay-ready.md).
+ */
+export const DEFAULT_MAX_CACHE_STALENESS_SECONDS = 0;
 
 export interface HealthDeps {
   /**

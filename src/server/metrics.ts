@@ -2,6 +2,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 import type { SnapshotSource } from '../cache/snapshot.js';
+import { registerCacheFailingMetric } from './cache-failing-metric.js';
 import { registerProcessMetrics } from './process-metrics.js';
 
 export interface WebhookMetrics {
@@ -13,7 +14,10 @@ export interface WebhookMetrics {
   reloads: Counter<'result'>;
 }
 
-export function createMetrics(source: () => SnapshotSource | undefined): WebhookMetrics {
+export function createMetrics(
+  source: () => SnapshotSource | undefined,
+  nowMs: () => number = Date.now,
+): WebhookMetrics {
   const registry = new Registry();
   registerProcessMetrics(registry);
   const requests = new Counter({
@@ -60,5 +64,6 @@ export function createMetrics(source: () => SnapshotSource | undefined): Webhook
         this.set({ kind: 'Namespace' }, snapshot.namespaceCount);
     },
   });
+  registerCacheFailingMetric(registry, () => source()?.failing?.() ?? [], nowMs);
   return { registry, requests, duration, injections, certificateExpiry, reloads };
 }

@@ -35,19 +35,28 @@ async function probes(
   source: SnapshotSource,
   nowMs: number,
   maxCacheStalenessSeconds?: number,
-): Promise<{ readyz: number; reason: string; healthz: number }> {
+): Promise<{ readyz: number; reason: string; healthz: number; metrics: string }> {
   const app = buildHealthApp({
     source,
     logger: pino({ level: 'silent' }),
-    metrics: createMetrics(() => source),
+    metrics: createMetrics(
+      () => source,
+      () => nowMs,
+    ),
     now: () => new Date(nowMs),
     ...(maxCacheStalenessSeconds === undefined ? {} : { maxCacheStalenessSeconds }),
   });
   try {
     const readyz = await app.inject({ method: 'GET', url: '/readyz' });
     const healthz = await app.inject({ method: 'GET', url: '/healthz' });
+    const metrics = await app.inject({ method: 'GET', url: '/metrics' });
     const body = readyz.statusCode === 200 ? {} : readyz.json<{ message?: string }>();
-    return { readyz: readyz.statusCode, reason: body.message ?? '', healthz: healthz.statusCode };
+    return {
+      readyz: readyz.statusCode,
+      reason: body.message ?? '',
+      healthz: healthz.statusCode,
+      metrics: metrics.body,
+    };
   } finally {
     await app.close();
   }
@@ -82,16 +91,28 @@ describe('/readyz and stale caches', () => {
     { name: 'Namespaces', sinceMs: 125_000, reason: 'connect ECONNREFUSED' },
   ];
 
-  it('stays ready while the caches have failed for no longer than the bound (30 s)', async () => {
-    assert.deepEqual(await probes(fakeSource(failing), 130_000), {
-      readyz: 200,
-      reason: '',
-      healthz: 200,
-    });
+  it('by default stays ready however long a cache fails, and says so in a gauge', async () => {
+    const got = await probes(fakeSource(failing), 10_000_000);
+    assert.equal(got.readyz, 200);
+    assert.equal(got.healthz, 200);
+    const failingSeconds = got.metrics
+      .split('\n')
+      .filter((line) => line.startsWith('sidecarset_cache_failing_seconds{'));
+    assert.deepEqual(failingSeconds, [
+      'sidecarset_cache_failing_seconds{cache="SidecarSets"} 9900',
+      'sidecarset_cache_failing_seconds{cache="Namespaces"} 9875',
+    ]);
+    const working = await probes(fakeSource([]), 10_000_000);
+    assert.doesNotMatch(working.metrics, /^sidecarset_cache_failing_seconds\{/m);
+  });
+
+  it('with a bound, stays ready while the caches have failed for no longer (30 s)', async () => {
+    const got = await probes(fakeSource(failing), 130_000, 30);
+    assert.deepEqual([got.readyz, got.reason, got.healthz], [200, '', 200]);
   });
 
   it('answers 503 naming each cache failing beyond the bound, liveness still ok', async () => {
-    const got = await probes(fakeSource(failing), 142_000);
+    const got = await probes(fakeSource(failing), 142_000, 30);
     assert.equal(got.readyz, 503);
     assert.equal(got.healthz, 200);
     assert.equal(
@@ -109,7 +130,7 @@ describe('/readyz and stale caches', () => {
   });
 
   it('still says first that the caches have not synced', async () => {
-    const got = await probes(fakeSource(failing, false), 142_000);
+    const got = await probes(fakeSource(failing, false), 142_000, 30);
     assert.equal(got.reason, 'the SidecarSet cache has not synced yet');
   });
 
