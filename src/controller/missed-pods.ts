@@ -66,10 +66,14 @@ export function createMissedPodsScanner(options: MissedPodsOptions): MissedPodsS
     if (leading === undefined || leading.aborted) return;
     clearTimeout(timer);
     timer = setTimeout(() => {
-      running = scan().finally(() => {
-        running = undefined;
-        schedule(resyncMs);
-      });
+      running = scan()
+        .catch((err: unknown) => {
+          log.error({ err }, 'cannot scan for missed pods');
+        })
+        .finally(() => {
+          running = undefined;
+          schedule(resyncMs);
+        });
     }, delayMs);
     timer.unref();
   }

@@ -178,6 +178,48 @@ describe('createMissedPodsScanner', () => {
     assert.equal(passes.length, 2);
   });
 
+  it('a pass that throws is logged, does not end the process, and the next pass runs', async () => {
+    const ss = makeSidecarSet('agent');
+    ss.metadata.creationTimestamp = '2026-12-01T12:00:00Z';
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', onUnhandled);
+    const logged: string[] = [];
+    const logger = pino(
+      { level: 'error' },
+      { write: (line: string) => logged.push((JSON.parse(line) as { msg: string }).msg) },
+    );
+    let calls = 0;
+    const passes: number[] = [];
+    const scanner = createMissedPodsScanner({
+      sidecarSets: () => [ss],
+      pods: () => {
+        calls++;
+        if (calls === 1) throw new Error('the pod cache is broken');
+        return [];
+      },
+      namespaces: ANY_NAMESPACE,
+      webhookSelectors: () => ({}),
+      writer: recordingWriter(),
+      logger,
+      resyncMs: 5,
+      onCounts: () => passes.push(calls),
+    });
+    const leadership = new AbortController();
+    try {
+      scanner.lead(leadership.signal);
+      await new Promise((r) => setTimeout(r, 40));
+    } finally {
+      leadership.abort();
+      process.off('unhandledRejection', onUnhandled);
+    }
+    assert.deepEqual(unhandled, []);
+    assert.deepEqual(logged.slice(0, 1), ['cannot scan for missed pods']);
+    assert.ok(passes.length >= 1, 'the next pass ran');
+  });
+
   it('a pass under way when leadership ends writes nothing more, and no pass follows', async () => {
     const ss = makeSidecarSet('agent');
     ss.metadata.creationTimestamp = '2026-12-01T12:00:00Z';
