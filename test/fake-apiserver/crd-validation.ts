@@ -27,11 +27,27 @@ function fieldPath(instancePath: string): string {
     .replace(/^\./, '');
 }
 
-function describeError(error: ErrorObject): string {
+/** The value at a JSON pointer such as ajv's instancePath. */
+function valueAt(doc: unknown, pointer: string): unknown {
+  let value = doc;
+  for (const part of pointer.split('/').slice(1)) {
+    const key = part.replaceAll('~1', '/').replaceAll('~0', '~');
+    value = (value as Record<string, unknown> | undefined)?.[key];
+  }
+  return value;
+}
+
+function describeError(error: ErrorObject, doc: unknown): string {
   const path = fieldPath(error.instancePath);
   if (error.keyword === 'required') {
     const missing = String((error.params as { missingProperty?: string }).missingProperty);
     return `${path === '' ? '' : `${path}.`}${missing}: Required value`;
+  }
+  if (error.keyword === 'enum') {
+    const allowed = (error.params as { allowedValues: unknown[] }).allowedValues;
+    const supported = allowed.map((v) => JSON.stringify(v)).join(', ');
+    const value = JSON.stringify(valueAt(doc, error.instancePath));
+    return `${path}: Unsupported value: ${value}: supported values: ${supported}`;
   }
   return `${path}: Invalid value: ${error.message ?? 'does not match the schema'}`;
 }
@@ -42,5 +58,6 @@ export function crdValidator(crdFile: URL, version: string): (obj: KubeObject) =
   const served = crd.spec.versions.find((v) => v.name === version);
   if (served === undefined) throw new Error(`${crdFile.pathname} does not serve ${version}`);
   const validate = compileCrdSchema(served.schema.openAPIV3Schema, 'allow');
-  return (obj) => (validate(obj) ? [] : (validate.errors ?? []).map(describeError));
+  return (obj) =>
+    validate(obj) ? [] : (validate.errors ?? []).map((error) => describeError(error, obj));
 }

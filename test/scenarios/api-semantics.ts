@@ -301,6 +301,18 @@ export function apiSemantics(backend: () => SemanticsBackend): void {
     assert.match(message(failure), /spec\.containers\[0\]\.image/);
   });
 
+  it('custom resources: an unknown selector operator is refused by the schema, no webhook called', async () => {
+    const { custom } = clients();
+    const body = sidecarSet(unique('operator')) as { spec: Record<string, unknown> };
+    body.spec['selector'] = { matchExpressions: [{ key: 'app', operator: 'Near', values: ['x'] }] };
+    const failure = await apiFailure(custom.createClusterCustomObject({ ...SS, body }));
+    assert.equal(failure.code, 422);
+    assert.match(
+      message(failure),
+      /spec\.selector\.matchExpressions\[0\]\.operator: Unsupported value: "Near": supported values: "In", "NotIn", "Exists", "DoesNotExist"/,
+    );
+  });
+
   it('custom resources: generation follows the spec; /status writes leave the spec; no strategic merge', async () => {
     const { custom } = clients();
     const name = unique('semantics');

@@ -54,10 +54,13 @@ const labelSelector = (description: string) =>
           required: ['key', 'operator'],
           properties: {
             key: str('The label key the requirement applies to.'),
-            operator: str(
-              'In, NotIn, Exists or DoesNotExist. Any other operator is refused when a pod is ' +
-                'matched (error SI_ERR_INVALID_SELECTOR, docs/errors.md).',
-            ),
+            // In the CRD too, so that the API server refuses what the validating webhook does
+            // even while the webhook is not called: an unknown operator stored in a SidecarSet
+            // would make every pod's admission fail (SI_ERR_INVALID_SELECTOR, docs/errors.md).
+            operator: {
+              ...str('In, NotIn, Exists or DoesNotExist.'),
+              enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'],
+            },
             values: strArray(
               'The values for In and NotIn (at least one); empty for Exists and DoesNotExist.',
               'A label value.',

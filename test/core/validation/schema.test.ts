@@ -104,6 +104,19 @@ test('shape errors with dotted paths', () => {
     ),
     ['spec.selector.matchExpressions[0].values[0]: Invalid value: 1: must be of type string'],
   );
+  // In the CRD too: stored while the webhook is not called, it would fail every pod's admission.
+  assert.deepEqual(
+    check(
+      doc({
+        selector: { matchExpressions: [{ key: 'a', operator: 'Near', values: ['x'] }] },
+        namespaceSelector: { matchExpressions: [{ key: 'b', operator: 'exists' }] },
+      }),
+    ),
+    [
+      'spec.selector.matchExpressions[0].operator: Unsupported value: "Near": supported values: "In", "NotIn", "Exists", "DoesNotExist"',
+      'spec.namespaceSelector.matchExpressions[0].operator: Unsupported value: "exists": supported values: "In", "NotIn", "Exists", "DoesNotExist"',
+    ],
+  );
   assert.deepEqual(check(doc({ volumes: [{ name: 'v', emptyDir: {} }, { hostPath: {} }] })), [
     'spec.volumes[1].name: Required value',
   ]);
