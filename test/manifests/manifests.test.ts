@@ -513,7 +513,7 @@ describe('RBAC', () => {
 describe('webhook configurations', () => {
   const mutating = one('admissionregistration.k8s.io/v1/MutatingWebhookConfiguration');
   const validating = one('admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration');
-  const service = one('v1/Service');
+  const service = one('v1/Service', 'sidecarset-webhook');
   const all = [...objs(mutating, 'webhooks'), ...objs(validating, 'webhooks')];
   const byPath = new Map(all.map((w) => [at(w, 'clientConfig', 'service', 'path'), w]));
 
@@ -607,12 +607,17 @@ describe('webhook configurations', () => {
       );
     }
     assert.equal(at(cert, 'spec', 'secretName'), SECRET);
-    const svc = String(at(service, 'metadata', 'name'));
-    assert.deepEqual(at(cert, 'spec', 'dnsNames'), [
+    // Both Services the API server calls: admission, and conversion (docs/adr/0036).
+    const conversion = one('v1/Service', 'sidecarset-conversion');
+    const names = (svc: string): string[] => [
       svc,
       `${svc}.${NAMESPACE}`,
       `${svc}.${NAMESPACE}.svc`,
       `${svc}.${NAMESPACE}.svc.cluster.local`,
+    ];
+    assert.deepEqual(at(cert, 'spec', 'dnsNames'), [
+      ...names(String(at(service, 'metadata', 'name'))),
+      ...names(String(at(conversion, 'metadata', 'name'))),
     ]);
     const issuer = one('cert-manager.io/v1/Issuer', String(at(cert, 'spec', 'issuerRef', 'name')));
     const ca = one(
