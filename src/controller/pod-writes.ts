@@ -10,6 +10,7 @@ import { buildPodFlip, buildPodUpgrade } from '../core/upgrade/change.js';
 import type { SidecarSetContext } from '../core/upgrade/context.js';
 import { needsFlip } from '../core/upgrade/hot-slots.js';
 import { isUpdated } from '../core/upgrade/pod-state.js';
+import { needsBudget } from '../core/upgrade/plan.js';
 import { podKey, podRef } from '../core/api/pod-ref.js';
 import { hasReadyCondition } from '../core/api/pod-status.js';
 import type { RefusalAnnotation } from '../core/pod-annotations/refusals.js';
@@ -27,11 +28,14 @@ import {
 } from '../core/upgrade/readiness-gate.js';
 import type { PodWriteOutcome } from '../core/status/update-failure-condition.js';
 import type { UpgradeExpectations } from './expectations.js';
-import type { ClusterWriter, ObjectReference } from './ports.js';
+import { planOutdated } from '../core/upgrade/plan-outdated.js';
+import type { ClusterWriter, ControllerView, ObjectReference } from './ports.js';
 import { ConflictError, EvictionRefusedError, ResizeRefusedError } from './ports.js';
 
 /** What the pod writes need from the round. */
 export interface PodWriteDeps {
+  /** The SidecarSet as the cache has it now: a write checks the plan still holds. */
+  view: Pick<ControllerView, 'sidecarSet'>;
   writer: ClusterWriter;
   expectations: UpgradeExpectations;
   /**
@@ -50,6 +54,18 @@ export interface PodWriteDeps {
 
 const CONFLICT_RETRIES = 3;
 
+/**
+ * The pod changed between the plan and its write so that the plan no longer holds for it: it now
+ * costs the budget, which the plan did not count, or it kept conflicting (409). The write is given
+ * up and the round plans again shortly.
+ */
+export class PlanRaceError extends Error {
+  constructor(pod: string, why: string) {
+    super(`pod ${pod} changed since the plan: ${why}`);
+    this.name = 'PlanRaceError';
+  }
+}
+
 /** A pod's update failed for a reason other than a conflict: the round fails and backs off. */
 export class PodUpdateError extends Error {
   constructor(pod: string, cause: unknown) {
@@ -65,7 +81,9 @@ export class PodUpdateError extends Error {
  * and whenever the cache cannot be used, it re-reads the pod and builds the change from the fresh
  * object. The cache keeps only what planning needs, which is all the change needs unless the
  * SidecarSet has patchPodMetadata or a HotUpgrade container (their writes read annotations the
- * cache does not keep; src/k8s/slim-pod.ts). Resolves false when the pod no longer needs it.
+ * cache does not keep; src/k8s/slim-pod.ts). A pod read afresh that now costs the budget, which
+ * the plan did not count, is left to the next plan (PlanRaceError). Resolves false when the pod no
+ * longer needs it, or the SidecarSet changed since the plan (core/upgrade/plan-outdated.ts).
  */
 export async function upgradePod(
   ss: SidecarSet,
@@ -80,13 +98,18 @@ export async function upgradePod(
   let readyBefore: boolean | undefined;
   const fromCache = (ss.spec.patchPodMetadata ?? []).length === 0 && ctx.hot.length === 0;
   let cached = fromCache ? cachedPod : undefined;
+  // What the plan counted against maxUnavailable (it planned from the cached pod).
+  const budgeted = cachedPod === undefined || needsBudget(ctx, cachedPod);
   for (let attempt = 1; ; attempt++) {
-    signal.throwIfAborted();
-    await deps.takeToken(signal);
+    if (!(await turnToWrite(ss, deps, signal))) return false;
     const pod = cached ?? (await deps.writer.getPod(namespace, name));
     cached = undefined;
     if (!isPlannedPod(planned.pod, pod)) return false;
     if (isUpdated(ctx, pod)) return false;
+    if (!budgeted && needsBudget(ctx, pod)) {
+      const race = new PlanRaceError(podKey(planned.pod), 'it is available now');
+      return writeFailed(ctx, { pod, gateClosed }, race, deps, signal);
+    }
     readyBefore ??= hasReadyCondition(pod);
     const change = buildPodUpgrade(
       ctx,
@@ -119,29 +142,43 @@ export async function upgradePod(
       if (err instanceof ConflictError && attempt < CONFLICT_RETRIES) continue;
       return writeFailed(ctx, { pod, gateClosed }, err, deps, signal);
     }
-    const key = podKey(planned.pod);
-    deps.expectations.expect(ctx.name, ctx.hash, key);
-    const inFlight = deps.inFlight.get(ctx.name) ?? new Map<string, string>();
-    deps.inFlight.set(ctx.name, inFlight.set(key, ctx.hash));
-    const upgradable = nextUpgradableCondition(pod.status?.conditions, ctx.name, true, deps.now());
-    if (upgradable !== undefined) await deps.writer.setPodConditions(namespace, name, [upgradable]);
-    const what = [
-      ...change.images.map((i) => `${i.container} ${i.from} → ${i.to}`),
-      ...change.resources.map((r) => `${r.container} resources ${JSON.stringify(r.to)}`),
-    ].join(', ');
-    await podEvent(
-      deps,
-      pod,
-      'SidecarUpgradeStarted',
-      `SidecarSet ${ctx.name}: upgrading in place: ${what || 'annotations only'}`,
-    );
+    await upgradeStarted(ctx, pod, change, deps);
     return true;
   }
 }
 
+/** The pod was written: the round waits for the cache to show it, and the pod is told. */
+async function upgradeStarted(
+  ctx: SidecarSetContext,
+  pod: Pod,
+  change: PodUpgrade,
+  deps: PodWriteDeps,
+): Promise<void> {
+  const ref = podRef(pod);
+  const key = podKey(ref);
+  deps.expectations.expect(ctx.name, ctx.hash, key);
+  const inFlight = deps.inFlight.get(ctx.name) ?? new Map<string, string>();
+  deps.inFlight.set(ctx.name, inFlight.set(key, ctx.hash));
+  const upgradable = nextUpgradableCondition(pod.status?.conditions, ctx.name, true, deps.now());
+  if (upgradable !== undefined) {
+    await deps.writer.setPodConditions(ref.namespace, ref.name, [upgradable]);
+  }
+  const what = [
+    ...change.images.map((i) => `${i.container} ${i.from} → ${i.to}`),
+    ...change.resources.map((r) => `${r.container} resources ${JSON.stringify(r.to)}`),
+  ].join(', ');
+  await podEvent(
+    deps,
+    pod,
+    'SidecarUpgradeStarted',
+    `SidecarSet ${ctx.name}: upgrading in place: ${what || 'annotations only'}`,
+  );
+}
+
 /**
  * An upgrade's write failed: the gate it closed opens again, since nothing restarts the sidecar
- * now; a refused resize is recorded on the pod (resolves false); anything else fails the round.
+ * now; a refused resize is recorded on the pod (resolves false); a race with the plan, or
+ * conflicts on every retry, make the round plan again (PlanRaceError); anything else fails it.
  */
 async function writeFailed(
   ctx: SidecarSetContext,
@@ -153,6 +190,8 @@ async function writeFailed(
   if (gateClosed) await reopenGate(ctx, pod, err, deps);
   if (err instanceof ResizeRefusedError) return recordRefusedResize(ctx, pod, err, deps);
   if (signal.aborted) throw err;
+  if (err instanceof PlanRaceError) throw err;
+  if (err instanceof ConflictError) throw new PlanRaceError(podKey(podRef(pod)), err.message);
   throw new PodUpdateError(podKey(podRef(pod)), err);
 }
 
@@ -220,14 +259,14 @@ async function recordRefusal(
  * a new pod under the same name is never evicted. Resolves true when the pod is being deleted.
  */
 export async function evictPod(
+  ss: SidecarSet,
   ctx: SidecarSetContext,
   { planned, cachedPod }: { planned: PodRecreate; cachedPod: Pod | undefined },
   deps: PodWriteDeps,
   signal: AbortSignal,
 ): Promise<boolean> {
   const { namespace, name, uid } = planned.pod;
-  signal.throwIfAborted();
-  await deps.takeToken(signal);
+  if (!(await turnToWrite(ss, deps, signal))) return false;
   signal.throwIfAborted();
   try {
     if (!(await deps.writer.evictPod(namespace, name, uid))) return false;
@@ -262,6 +301,7 @@ export async function evictPod(
  * Resolves false when the pod no longer needs it.
  */
 export async function flipPod(
+  ss: SidecarSet,
   ctx: SidecarSetContext,
   planned: PodUpgrade,
   deps: PodWriteDeps,
@@ -269,8 +309,7 @@ export async function flipPod(
 ): Promise<boolean> {
   const { namespace, name } = planned.pod;
   for (let attempt = 1; ; attempt++) {
-    signal.throwIfAborted();
-    await deps.takeToken(signal);
+    if (!(await turnToWrite(ss, deps, signal))) return false;
     const pod = await deps.writer.getPod(namespace, name);
     if (!isPlannedPod(planned.pod, pod)) return false;
     if (!needsFlip(ctx, pod)) return false;
@@ -291,6 +330,20 @@ export async function flipPod(
     );
     return true;
   }
+}
+
+/**
+ * Waits for the write's token, then checks that the SidecarSet the round planned from is still the
+ * one in the cache: true when the write may go ahead.
+ */
+async function turnToWrite(
+  planned: SidecarSet,
+  deps: PodWriteDeps,
+  signal: AbortSignal,
+): Promise<boolean> {
+  signal.throwIfAborted();
+  await deps.takeToken(signal);
+  return planOutdated(planned, deps.view.sidecarSet(planned.metadata.name ?? '')) === undefined;
 }
 
 /** The pod the plan named: still there, and not a new pod under the same name. */

@@ -29,7 +29,14 @@ import type { UpgradePlan } from '../core/upgrade/types.js';
 import { nextUpgradableCondition } from '../core/status/upgradable-condition.js';
 import { resizableVersions } from '../core/revisions/history.js';
 import type { PodWriteDeps } from './pod-writes.js';
-import { PodUpdateError, evictPod, flipPod, podEvent, upgradePod } from './pod-writes.js';
+import {
+  PlanRaceError,
+  PodUpdateError,
+  evictPod,
+  flipPod,
+  podEvent,
+  upgradePod,
+} from './pod-writes.js';
 import {
   gateCondition,
   gateStatus,
@@ -132,7 +139,7 @@ export async function reconcileSidecarSet(
   if (plan.stopped !== undefined) return done();
   if (plan.flip.length > 0) {
     log.info({ pods: plan.flip.map((f) => podKey(f.pod)) }, 'hot upgrades finished: flipping');
-    const flipped = await settleAll(plan.flip.map((f) => flipPod(ctx, f, deps, signal)));
+    const flipped = await settleAll(plan.flip.map((f) => flipPod(ss, ctx, f, deps, signal)));
     deps.observer?.podsWritten?.('flip', flipped);
     return done();
   }
@@ -173,7 +180,7 @@ async function startUpgrades(
   );
   const evictions = Promise.allSettled(
     plan.recreate.map((r) =>
-      evictPod(ctx, { planned: r, cachedPod: cachedPod(podKey(r.pod)) }, deps, signal),
+      evictPod(ss, ctx, { planned: r, cachedPod: cachedPod(podKey(r.pod)) }, deps, signal),
     ),
   );
   const results = await upgrades;
@@ -198,12 +205,17 @@ async function startUpgrades(
       `evicted ${evicted} pod(s) so that their controllers recreate them with ${shortHash(ctx.hash)}`,
     );
   }
-  const first = [...results, ...evictionResults].find((r) => r.status === 'rejected');
+  const failures = [...results, ...evictionResults].flatMap((r) =>
+    r.status === 'rejected' ? [r.reason as Error] : [],
+  );
+  const first = failures.find((err) => !(err instanceof PlanRaceError));
   if (first !== undefined) {
-    if (!signal.aborted) await recordWriteFailure(ss, first.reason, deps);
-    throw first.reason;
+    if (!signal.aborted) await recordWriteFailure(ss, first, deps);
+    throw first;
   }
   if (plan.upgrade.length > 0) deps.podWrites.set(ctx.name, { failed: false });
+  // A pod changed under the plan: plan again once the cache has the change.
+  if (failures.length > 0) return { requeueAfterMs: EXPECTATION_RECHECK_MS };
   // Evictions a PodDisruptionBudget refused: try again soon, even if nothing changes meanwhile.
   return evicted < evictionResults.length ? { requeueAfterMs: EVICTION_RETRY_MS } : {};
 }

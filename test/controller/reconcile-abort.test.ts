@@ -5,14 +5,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { pino } from 'pino';
-
-import { createUpgradeExpectations } from '../../src/controller/expectations.js';
 import type { ReconcileDeps } from '../../src/controller/reconcile.js';
 import { reconcileSidecarSet } from '../../src/controller/reconcile.js';
 import type { RegisteredRevision } from '../../src/controller/revisions.js';
 import type { ClusterWriter } from '../../src/controller/ports.js';
 import { ANY_NAMESPACE } from '../../src/core/matching/match.js';
+import { reconcileDeps } from '../support/reconcile-deps.js';
 import { makeSidecarSet } from '../support/factories.js';
 
 function round(registerRevision: () => Promise<RegisteredRevision>): {
@@ -37,27 +35,18 @@ function round(registerRevision: () => Promise<RegisteredRevision>): {
     },
   };
   const ss = makeSidecarSet('agent');
-  const deps: ReconcileDeps = {
-    view: {
-      sidecarSet: (name) => (name === 'agent' ? ss : undefined),
-      podsInjectedBy: () => [],
-      namespaces: ANY_NAMESPACE,
-    },
-    writer,
-    expectations: createUpgradeExpectations(),
-    inFlight: new Map(),
-    podWrites: new Map(),
-    takeToken: () => Promise.resolve(),
-    now: () => new Date('2026-12-01T12:00:00Z'),
-    logger: pino({ level: 'silent' }),
-    reported: new Map(),
-    podEvents: false,
+  const view = {
+    sidecarSet: (name: string) => (name === 'agent' ? ss : undefined),
+    podsInjectedBy: () => [],
+    namespaces: ANY_NAMESPACE,
+  };
+  const deps = reconcileDeps(view, writer, {
     observer: {
       status: (name, status) => calls.push(`observed status ${name} ${status ? 'set' : 'gone'}`),
       rolloutPaused: (name) => calls.push(`observed paused ${name}`),
     },
     registerRevision,
-  };
+  });
   return { deps, calls };
 }
 

@@ -128,6 +128,24 @@ describe('gray release in a cluster', () => {
     }, fast);
   });
 
+  it('writes still waiting for their token are dropped once the SidecarSet is paused', async () => {
+    // One pod write every 2 s: the round's last writes start seconds after its plan.
+    await withCluster(
+      async (cluster) => {
+        await setUpAgent(cluster, 4, { maxUnavailable: 4 });
+        await setImage(cluster, 'agent:2');
+        await waitFor(cluster, () => onImage(cluster, 'agent:2').length === 1, 'one pod written');
+        await updateSidecarSet(cluster, 'agent', (spec) => {
+          (spec['updateStrategy'] as Record<string, unknown>)['paused'] = true;
+        });
+        // Long enough for two more tokens.
+        await new Promise((resolve) => setTimeout(resolve, 5000));
+        assert.equal(onImage(cluster, 'agent:2').length, 1, 'no write after the pause');
+      },
+      { flags: { qps: 0.5, burst: 1 } },
+    );
+  });
+
   it('NotUpdate never touches running pods', async () => {
     await withCluster(async (cluster) => {
       await setUpAgent(cluster, 3, { type: 'NotUpdate' });

@@ -249,7 +249,7 @@ function readPods(
         ref,
         labels: pod.metadata.labels ?? {},
         updated,
-        needsBudget: ready || (isRunning(pod) && hasContainersReady(pod)),
+        needsBudget: needsBudget(ctx, pod),
         available,
         takenDown: !available && (updated || isUpgradedInPlace(ctx, pod) || gateClosed),
         resizeRefused: recordedRefusal(pod, RESIZE_REFUSED, ctx.name, ctx.hash) !== undefined,
@@ -257,6 +257,11 @@ function readPods(
     }
   }
   return { matched, excluded: byName(excluded) };
+}
+
+/** Whether taking the pod down costs the budget (MatchedPod.needsBudget). */
+export function needsBudget(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
+  return isReady(ctx, pod) || (isRunning(pod) && hasContainersReady(pod));
 }
 
 function recreation(ctx: SidecarSetContext, m: MatchedPod, message: string): PodRecreate {
