@@ -75,8 +75,16 @@ export interface ClusterWriter {
   evictPod(namespace: string, name: string, uid: string | undefined): Promise<boolean>;
   /** Sets pod status conditions (merged by type). */
   setPodConditions(namespace: string, name: string, conditions: PodCondition[]): Promise<void>;
-  /** Writes the SidecarSet's status through the status subresource. */
-  writeSidecarSetStatus(name: string, status: SidecarSetStatus): Promise<void>;
+  /**
+   * Merges into the SidecarSet's status through the status subresource. With `resourceVersion`,
+   * only while the SidecarSet still has it (the status was computed from that version): otherwise
+   * ConflictError, and nothing is written.
+   */
+  writeSidecarSetStatus(
+    name: string,
+    status: SidecarSetStatus,
+    resourceVersion?: string,
+  ): Promise<void>;
   event(about: ObjectReference, type: EventType, reason: string, message: string): Promise<void>;
 }
 

@@ -47,6 +47,7 @@ import {
 } from '../core/upgrade/readiness-gate.js';
 import type { RegisteredRevision } from './revisions.js';
 import type { ControllerView, ObjectReference, RoundObserver } from './ports.js';
+import { ConflictError } from './ports.js';
 
 export interface ReconcileDeps extends PodWriteDeps {
   view: ControllerView;
@@ -126,7 +127,13 @@ export async function reconcileSidecarSet(
   };
   const problems = healthSettings(ss).problems;
   if (problems.length > 0) log.warn({ problems }, 'health gate annotations not understood');
-  await writeStatus(stored, plan, deps, registered);
+  try {
+    await writeStatus(stored, plan, deps, registered);
+  } catch (err) {
+    // The SidecarSet changed since the cache gave it: plan again once the cache has the change.
+    if (err instanceof ConflictError) return done({ requeueAfterMs: EXPECTATION_RECHECK_MS });
+    throw err;
+  }
   signal.throwIfAborted();
   deps.observer?.status?.(name, plan.status);
   deps.observer?.rolloutPaused?.(name, plan.stopped === 'UnhealthyPods');
@@ -400,7 +407,11 @@ async function writeStatus(
     conditions === undefined &&
     (Object.keys(next) as (keyof SidecarSetStatus)[]).every((k) => next[k] === current[k]);
   if (same) return;
-  await deps.writer.writeSidecarSetStatus(ss.metadata.name ?? '', next);
+  await deps.writer.writeSidecarSetStatus(
+    ss.metadata.name ?? '',
+    next,
+    ss.metadata.resourceVersion,
+  );
   const before = current.conditions?.find((c) => c.type === ROLLOUT_PAUSED);
   const after = conditions?.find((c) => c.type === ROLLOUT_PAUSED);
   if (

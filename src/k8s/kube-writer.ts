@@ -124,8 +124,10 @@ export function createKubeWriter(kubeConfig: KubeConfig): ClusterWriter {
       const body = { status: { conditions } };
       await core.patchNamespacedPodStatus({ name, namespace, body }, strategicMerge);
     },
-    async writeSidecarSetStatus(name, status: SidecarSetStatus) {
-      const body = { status };
+    async writeSidecarSetStatus(name, status: SidecarSetStatus, resourceVersion?: string) {
+      // A merge patch's resourceVersion is a precondition (409 when it no longer matches).
+      const body =
+        resourceVersion === undefined ? { status } : { metadata: { resourceVersion }, status };
       await conflictAware(() =>
         custom.patchClusterCustomObjectStatus(
           { group: 'apps.kruise.io', version: 'v1beta1', plural: 'sidecarsets', name, body },

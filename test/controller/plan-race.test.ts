@@ -1,7 +1,8 @@
 /**
  * A round's plan against the changes that arrive while its writes wait (issue 37, point 8): a pod
  * that becomes available between the plan and a retried write now costs the budget the plan did
- * not count, so the write is left to the next plan; a conflict is not a failure of the rollout.
+ * not count, so the write is left to the next plan; a conflict is not a failure of the rollout;
+ * a status computed from a SidecarSet that has changed since is refused, and the round stops.
  * Plain caches, a writer that records what it is asked.
  */
 import assert from 'node:assert/strict';
@@ -16,11 +17,18 @@ import { ANY_NAMESPACE } from '../../src/core/matching/match.js';
 import { reconcileDeps } from '../support/reconcile-deps.js';
 import { SET, upgradePod, upgradeSidecarSet } from '../support/upgrade-pods.js';
 
-/** One round over `pods`; pod-1's first patch meets a 409, and reading it then gives `fresh`. */
-function round(pods: Pod[], fresh: Pod): { deps: ReconcileDeps; calls: string[] } {
+/**
+ * One round over `pods`; pod-1's first patch meets a 409, and reading it then gives `fresh`.
+ * `writer` replaces some of the writer's calls.
+ */
+function round(
+  pods: Pod[],
+  fresh: Pod,
+  writer: Partial<ClusterWriter> = {},
+): { deps: ReconcileDeps; calls: string[] } {
   const calls: string[] = [];
   let conflicted = false;
-  const writer: ClusterWriter = {
+  const recorder: ClusterWriter = {
     getPod: (_namespace, name) => {
       calls.push(`get ${name}`);
       return Promise.resolve(name === fresh.metadata.name ? fresh : undefined);
@@ -43,6 +51,7 @@ function round(pods: Pod[], fresh: Pod): { deps: ReconcileDeps; calls: string[] 
       calls.push(`event ${type} ${reason}`);
       return Promise.resolve();
     },
+    ...writer,
   };
   const ss = upgradeSidecarSet({ maxUnavailable: 1 });
   const view = {
@@ -50,7 +59,7 @@ function round(pods: Pod[], fresh: Pod): { deps: ReconcileDeps; calls: string[] 
     podsInjectedBy: () => pods,
     namespaces: ANY_NAMESPACE,
   };
-  return { deps: reconcileDeps(view, writer), calls };
+  return { deps: reconcileDeps(view, recorder), calls };
 }
 
 /** The calls but events, sorted: the pods are written concurrently. */
@@ -79,5 +88,16 @@ describe('a plan racing its writes', () => {
     const result = await reconcileSidecarSet(SET, deps, new AbortController().signal);
     assert.deepEqual(writes(calls), ['conflict pod-1', 'get pod-1', 'patch pod-0', 'patch pod-1']);
     assert.deepEqual(result, {});
+  });
+
+  it('a status computed from a SidecarSet that changed since is not written, nor is any pod', async () => {
+    const pods = [upgradePod(0), upgradePod(1, { ready: false })];
+    const { deps, calls } = round(pods, upgradePod(1), {
+      writeSidecarSetStatus: () =>
+        Promise.reject(new ConflictError('the object has been modified')),
+    });
+    const result = await reconcileSidecarSet(SET, deps, new AbortController().signal);
+    assert.deepEqual(writes(calls), []);
+    assert.deepEqual(result, { requeueAfterMs: 1000 });
   });
 });
