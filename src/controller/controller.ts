@@ -207,12 +207,16 @@ export class Controller {
     this.election = this.campaign(le);
   }
 
-  /** Stops reconciling and the caches; `release: false` keeps the Lease, as a crash would. */
+  /**
+   * Stops reconciling and the caches; `release: false` keeps the Lease, as a crash would. The
+   * rounds under way end first, their writes in flight answered: the next leader takes over as
+   * soon as the Lease is released, and must not meet them.
+   */
   async stop(stopOptions: { release?: boolean } = {}): Promise<void> {
     this.stopping.abort();
     this.standalone?.abort();
-    await this.election?.stop({ release: stopOptions.release ?? true });
     await this.queue?.shutdown({ drain: false });
+    await this.election?.stop({ release: stopOptions.release ?? true });
     const caches = this.usesCaches ? this.caches.stop() : undefined;
     this.usesCaches = false;
     await Promise.all([caches, this.podCache.stop()]);
