@@ -14,6 +14,7 @@ import { createClusterSource } from '../cache/cluster-source.js';
 import { Controller } from '../controller/controller.js';
 import { createCertificateManager } from '../k8s/certificates.js';
 import { shareKeepAliveAgent } from '../k8s/keep-alive.js';
+import { withRequestTimeout } from '../k8s/request-timeout.js';
 import { SharedCaches } from '../k8s/shared-caches.js';
 import { observeApiRequests } from '../k8s/api-metrics.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
@@ -26,12 +27,12 @@ import type { ControllerFlags } from './flags.js';
 import type { ShutdownStep } from './shutdown-steps.js';
 
 /**
- * The cluster's KubeConfig, its API requests sharing keep-alive connections and counted in
- * `registry` (rest_client_*).
+ * The cluster's KubeConfig, its API requests sharing keep-alive connections, each with a deadline
+ * (src/k8s/request-timeout.ts), and counted in `registry` (rest_client_*).
  */
 export function clusterKubeConfig(file: string | undefined, registry: Registry): KubeConfig {
   return observeApiRequests(
-    shareKeepAliveAgent(loadKubeConfig(file)),
+    withRequestTimeout(shareKeepAliveAgent(loadKubeConfig(file))),
     createClientMetrics(registry),
   );
 }
