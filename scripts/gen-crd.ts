@@ -127,7 +127,9 @@ const STATUS_SCHEMA: Schema = {
         "This project's conditions (OpenKruise has none): RolloutPaused, True while failed " +
         'upgraded pods (reason UnhealthyPods) or updateStrategy.paused (reason Paused) stop the ' +
         "rollout; PodUpdateFailure, True while the API server refuses the controller's pod " +
-        'updates (reason FailedUpdate, the refusal in the message); and Ready, Reconciling and ' +
+        'updates (reason FailedUpdate, the refusal in the message); RevisionHistoryFailure, True ' +
+        'while the controller cannot record ControllerRevisions (reason CannotRecordRevision); ' +
+        'and Ready, Reconciling and ' +
         'Stalled in the kstatus convention, for kubectl wait and GitOps tools (docs/gitops.md).',
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['type'],

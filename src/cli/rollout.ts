@@ -75,6 +75,7 @@ function statusData(s: RolloutStatus): Record<string, unknown> {
     pause: s.pause,
     specNotObserved: s.specNotObserved,
     ...(s.updateFailure === undefined ? {} : { updateFailure: s.updateFailure }),
+    ...(s.revisionFailure === undefined ? {} : { revisionFailure: s.revisionFailure }),
     status: plan.status,
     budget: plan.budget,
     upgrade: plan.upgrade.map((u) => podKey(u.pod)),
@@ -95,6 +96,7 @@ function statusLines(s: RolloutStatus): string[] {
   if (s.pause.paused && s.pause.message !== '') lines.push(`  paused: ${s.pause.message}`);
   if (s.specNotObserved) lines.push('  the controller has not yet seen the latest spec');
   if (s.updateFailure !== undefined) lines.push(`  pod updates fail: ${s.updateFailure}`);
+  if (s.revisionFailure !== undefined) lines.push(`  revision history: ${s.revisionFailure}`);
   if (s.done) return lines;
   const b = plan.budget;
   lines.push(

@@ -16,6 +16,7 @@ import { defaultIdentity, startLeaderElection } from '../k8s/leader-election.js'
 import { createKubeWriter } from '../k8s/kube-writer.js';
 import type { Reflector } from '../k8s/reflector.js';
 import { createReflector, objectKey } from '../k8s/reflector.js';
+import { readableApiError } from '../k8s/api-error.js';
 import { failingCaches } from '../k8s/failing-caches.js';
 import type { RevisionWriter } from '../k8s/revisions.js';
 import { DEFAULT_REVISION_NAMESPACE, createRevisionWriter, revisionsOf } from '../k8s/revisions.js';
@@ -462,6 +463,7 @@ export class Controller {
       podEvents: this.options.podEvents ?? false,
       ...(this.options.observer === undefined ? {} : { observer: this.options.observer }),
       revisions: (name) => revisionsOf(this.caches.revisions, name),
+      // The failure is shown on the SidecarSet (RevisionHistoryFailure): its message for people.
       registerRevision: (ss, matched) =>
         registerLatestRevision(
           ss,
@@ -469,7 +471,9 @@ export class Controller {
           revisionsOf(this.caches.revisions, ss.metadata.name ?? ''),
           revisionWriter,
           this.log.child({ sidecarSet: ss.metadata.name }),
-        ),
+        ).catch((err: unknown) => {
+          throw readableApiError(err);
+        }),
     };
   }
 }

@@ -10,7 +10,11 @@ import { SIDECARSET_HASH } from '../core/api/annotations.js';
 import type { Pod } from '../core/api/k8s-types.js';
 import { withHashes } from '../core/api/hash.js';
 import { V1BETA1 } from '../core/api/sidecarset-types.js';
-import type { SidecarSet, SidecarSetStatus } from '../core/api/sidecarset-types.js';
+import type {
+  SidecarSet,
+  SidecarSetCondition,
+  SidecarSetStatus,
+} from '../core/api/sidecarset-types.js';
 import type { StoredRevision } from '../core/revisions/history.js';
 import { ROLLOUT_PAUSED } from '../core/api/sidecarset-types.js';
 import { nextRolloutPausedConditions } from '../core/status/rollout-paused-condition.js';
@@ -21,6 +25,11 @@ import { planUpgrade } from '../core/upgrade/plan.js';
 import { recordedHash } from '../core/pod-annotations/pod-hash-annotation.js';
 import { nextStatusConditions } from '../core/status/status-conditions.js';
 import { nextUpdateFailureConditions } from '../core/status/update-failure-condition.js';
+import {
+  nextRevisionFailureConditions,
+  revisionFailureMessage,
+  revisionHistoryFailure,
+} from '../core/status/revision-failure-condition.js';
 import { isStateConsistent, isUpdated } from '../core/upgrade/pod-state.js';
 import { podKey, podRef } from '../core/api/pod-ref.js';
 import { isTerminating } from '../core/api/pod-status.js';
@@ -98,11 +107,13 @@ export async function reconcileSidecarSet(
   const log = deps.logger.child({ sidecarSet: name });
   const injected = deps.view.podsInjectedBy(name);
   const pods = injected.filter((pod) => selectsForUpgrade(stored, pod, deps.view.namespaces));
-  const registered = await registerRevision(stored, pods, deps, log);
+  const revision = await registerRevision(stored, pods, deps, log);
   signal.throwIfAborted();
   // From here on the SidecarSet carries its latest revision, which upgraded pods record.
   const ss: SidecarSet =
-    registered === undefined ? stored : { ...stored, status: { ...stored.status, ...registered } };
+    revision === undefined || 'failure' in revision
+      ? stored
+      : { ...stored, status: { ...stored.status, ...revision.registered } };
   const ctx = sidecarSetContext(ss);
   observe(name, ctx, pods, deps);
   await initializeReadinessGates(pods, deps);
@@ -128,7 +139,7 @@ export async function reconcileSidecarSet(
   const problems = healthSettings(ss).problems;
   if (problems.length > 0) log.warn({ problems }, 'health gate annotations not understood');
   try {
-    await writeStatus(stored, plan, deps, registered);
+    await writeStatus(stored, plan, deps, revision);
   } catch (err) {
     // The SidecarSet changed since the cache gave it: plan again once the cache has the change.
     if (err instanceof ConflictError) return done({ requeueAfterMs: EXPECTATION_RECHECK_MS });
@@ -248,20 +259,27 @@ function succeeded(results: readonly PromiseSettledResult<boolean>[]): number {
 }
 
 /**
- * The latest ControllerRevision, or undefined (status fields kept as found). Unlike OpenKruise, a
- * failed registration does not stop the round: upgrades do not depend on the revision history.
+ * What recording the latest ControllerRevision came to: undefined when not tried (no
+ * registerRevision), else the revision, or why it failed (the RevisionHistoryFailure condition).
+ */
+type RevisionOutcome = { registered: RegisteredRevision } | { failure: string } | undefined;
+
+/**
+ * The latest ControllerRevision. Unlike OpenKruise, a failed registration does not stop the round:
+ * upgrades do not depend on the revision history; the status says what it costs.
  */
 async function registerRevision(
   ss: SidecarSet,
   pods: readonly Pod[],
   deps: ReconcileDeps,
   log: Logger,
-): Promise<RegisteredRevision | undefined> {
+): Promise<RevisionOutcome> {
+  if (deps.registerRevision === undefined) return undefined;
   try {
-    return await deps.registerRevision?.(ss, pods);
+    return { registered: await deps.registerRevision(ss, pods) };
   } catch (err) {
     log.warn({ err }, 'could not register the latest ControllerRevision');
-    return undefined;
+    return { failure: revisionFailureMessage(err) };
   }
 }
 
@@ -375,33 +393,19 @@ async function writeStatus(
   ss: SidecarSet,
   plan: UpgradePlan,
   deps: ReconcileDeps,
-  registered: RegisteredRevision | undefined,
+  revision: RevisionOutcome,
 ): Promise<void> {
   const current = ss.status ?? {};
   const next: SidecarSetStatus = {
     ...current,
-    ...registered,
+    ...(revision !== undefined && 'registered' in revision ? revision.registered : {}),
     matchedPods: plan.status.matchedPods,
     updatedPods: plan.status.updatedPods,
     readyPods: plan.status.readyPods,
     updatedReadyPods: plan.status.updatedReadyPods,
     observedGeneration: ss.metadata.generation ?? current.observedGeneration ?? 0,
   };
-  const health = plan.stopped === 'Complete' ? undefined : plan.health;
-  const pausedBy = {
-    health,
-    userPaused: ss.spec.updateStrategy?.paused === true,
-    generation: ss.metadata.generation,
-  };
-  const paused = nextRolloutPausedConditions(current.conditions, pausedBy, deps.now());
-  const kstatus =
-    nextStatusConditions(paused ?? current.conditions, ss, plan, deps.now()) ?? paused;
-  const writes = {
-    outcome: deps.podWrites.get(ss.metadata.name ?? ''),
-    complete: plan.stopped === 'Complete',
-  };
-  const conditions =
-    nextUpdateFailureConditions(kstatus ?? current.conditions, writes, deps.now()) ?? kstatus;
+  const conditions = nextConditions(ss, plan, deps, revision);
   if (conditions !== undefined) next.conditions = conditions;
   const same =
     conditions === undefined &&
@@ -421,6 +425,40 @@ async function writeStatus(
   ) {
     await deps.writer.event(sidecarSetRef(ss), 'Warning', 'RolloutPaused', after.message ?? '');
   }
+  const failure = revisionHistoryFailure(conditions);
+  if (failure !== undefined && failure !== revisionHistoryFailure(current.conditions)) {
+    await deps.writer.event(sidecarSetRef(ss), 'Warning', 'RevisionRecordFailed', failure);
+  }
+}
+
+/**
+ * The status conditions after this round (undefined: no change): RolloutPaused, the kstatus
+ * Ready/Reconciling/Stalled, PodUpdateFailure and RevisionHistoryFailure, each from the last.
+ */
+function nextConditions(
+  ss: SidecarSet,
+  plan: UpgradePlan,
+  deps: ReconcileDeps,
+  revision: RevisionOutcome,
+): SidecarSetCondition[] | undefined {
+  const current = ss.status?.conditions;
+  const now = deps.now();
+  const health = plan.stopped === 'Complete' ? undefined : plan.health;
+  const pausedBy = {
+    health,
+    userPaused: ss.spec.updateStrategy?.paused === true,
+    generation: ss.metadata.generation,
+  };
+  const paused = nextRolloutPausedConditions(current, pausedBy, now);
+  const kstatus = nextStatusConditions(paused ?? current, ss, plan, now) ?? paused;
+  const writes = {
+    outcome: deps.podWrites.get(ss.metadata.name ?? ''),
+    complete: plan.stopped === 'Complete',
+  };
+  const updates = nextUpdateFailureConditions(kstatus ?? current, writes, now) ?? kstatus;
+  if (revision === undefined) return updates;
+  const failure = 'failure' in revision ? revision.failure : undefined;
+  return nextRevisionFailureConditions(updates ?? current, failure, now) ?? updates;
 }
 
 /** The SidecarSetUpgradable=false condition on each such pod, and one event per change in count. */

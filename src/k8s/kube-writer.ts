@@ -22,6 +22,7 @@ import {
   UpdateRefusedError,
 } from '../controller/ports.js';
 import { isPlainObject } from '../core/encoding/json.js';
+import { statusMessage, statusOf } from './api-error.js';
 import { EventCorrelator, correlationKey } from './event-correlator.js';
 
 const strategicMerge = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
@@ -192,20 +193,4 @@ function evictionRefusal(err: ApiException<unknown>): string {
   );
   const message = statusMessage(err);
   return causes.length === 0 ? message : `${message} (${causes.join('; ')})`;
-}
-
-/** The message of the Status an API error carries, or the error's own. */
-function statusMessage(err: ApiException<unknown>): string {
-  const status = statusOf(err);
-  return status !== undefined && 'message' in status ? String(status['message']) : err.message;
-}
-
-/** The Status object an API error's body holds, if it holds one. */
-function statusOf(err: ApiException<unknown>): Record<string, unknown> | undefined {
-  try {
-    const status: unknown = JSON.parse(String(err.body));
-    return isPlainObject(status) ? status : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -8,7 +8,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 
 /** Long enough for a fleet-wide pod list on a busy API server. */
-export const API_REQUEST_TIMEOUT_MS = 60_000;
+const API_REQUEST_TIMEOUT_MS = 60_000;
 
 export function withRequestTimeout(
   kubeConfig: KubeConfig,

@@ -13,6 +13,7 @@ import { X509Certificate } from 'node:crypto';
 import { ROLLOUT_PAUSED } from '../api/sidecarset-types.js';
 import { INSTALLATION } from '../api/installation-names.js';
 import type { SidecarSet } from '../api/sidecarset-types.js';
+import { revisionHistoryFailure } from '../status/revision-failure-condition.js';
 
 type CheckState = 'ok' | 'warning' | 'failed';
 
@@ -130,6 +131,8 @@ const FIX = {
   injection: `see "A sidecar is not injected" in ${TROUBLESHOOTING}`,
   urlDown:
     'the webhooks run outside the cluster: start the process that serves them (docs/local-cluster.md); this command probes from where it runs, the API server calls from its own network',
+  revisions:
+    'create the namespace of --leader-election-namespace, or grant the controller get, create, patch and delete of controllerrevisions there (manifests/base/rbac/revisions-role.yaml)',
   failOpen:
     'intended by default (docs/adr/0004-webhook-failure-policy.md); manifests/components/pod-webhook-fail makes it fail closed',
 } as const;
@@ -498,7 +501,9 @@ function checkSidecarSet(ss: SidecarSet): InstallationCheck[] {
     (c) => c.type === ROLLOUT_PAUSED && c.status === 'True',
   );
   const missed = ss.status?.missedPods ?? 0;
+  const revisions = revisionHistoryFailure(ss.status?.conditions);
   return [
+    ...(revisions === undefined ? [] : [warning(name, revisions, FIX.revisions)]),
     ...(paused === undefined
       ? []
       : [

@@ -7,6 +7,7 @@
 import type { RolloutPause } from '../status/rollout-paused-condition.js';
 import { rolloutPause } from '../status/rollout-paused-condition.js';
 import { podUpdateFailure } from '../status/update-failure-condition.js';
+import { revisionHistoryFailure } from '../status/revision-failure-condition.js';
 import type { Pod } from '../api/k8s-types.js';
 import type { NamespaceLabels } from '../matching/match.js';
 import { withHashes } from '../api/hash.js';
@@ -45,6 +46,8 @@ export interface RolloutStatus {
   specNotObserved: boolean;
   /** Why the API server refuses the controller's pod updates (condition PodUpdateFailure). */
   updateFailure?: string;
+  /** Why the controller cannot record ControllerRevisions (condition RevisionHistoryFailure). */
+  revisionFailure?: string;
   plan: UpgradePlan;
   /** The held pods by reason, in the order the planner gave them. */
   held: HeldGroup[];
@@ -64,6 +67,7 @@ export function rolloutStatus(
   const generation = sidecarSet.metadata.generation;
   const observed = sidecarSet.status?.observedGeneration;
   const updateFailure = podUpdateFailure(sidecarSet.status?.conditions);
+  const revisionFailure = revisionHistoryFailure(sidecarSet.status?.conditions);
   return {
     sidecarSet: plan.sidecarSet,
     phase,
@@ -72,6 +76,7 @@ export function rolloutStatus(
     pause,
     specNotObserved: generation !== undefined && (observed === undefined || observed < generation),
     ...(updateFailure === undefined ? {} : { updateFailure }),
+    ...(revisionFailure === undefined ? {} : { revisionFailure }),
     plan,
     held: groupHeld(plan),
   };

@@ -6,10 +6,9 @@
  * which keeps it until its own writes say otherwise.
  */
 import type { SidecarSetCondition } from '../api/sidecarset-types.js';
-import { formatTimestamp } from '../pod-annotations/pod-hash-annotation.js';
+import { failureOf, nextFailureConditions } from './failure-condition.js';
 
-const POD_UPDATE_FAILURE = 'PodUpdateFailure';
-const FAILED_UPDATE = 'FailedUpdate';
+const CONDITION = { type: 'PodUpdateFailure', reason: 'FailedUpdate' };
 
 /** What the controller's pod writes for a SidecarSet came to, as far as this process knows. */
 export type PodWriteOutcome =
@@ -27,24 +26,16 @@ export function nextUpdateFailureConditions(
   { outcome, complete }: { outcome: PodWriteOutcome | undefined; complete: boolean },
   now: Date,
 ): SidecarSetCondition[] | undefined {
-  const previous = conditions?.find((c) => c.type === POD_UPDATE_FAILURE);
-  const others = (conditions ?? []).filter((c) => c.type !== POD_UPDATE_FAILURE);
-  if (complete || outcome?.failed === false) return previous === undefined ? undefined : others;
-  if (outcome === undefined || previous?.message === outcome.message) return undefined;
-  const condition: SidecarSetCondition = {
-    type: POD_UPDATE_FAILURE,
-    status: 'True',
-    reason: FAILED_UPDATE,
-    message: outcome.message,
-    lastTransitionTime: previous?.lastTransitionTime ?? formatTimestamp(now),
-  };
-  return [...others, condition];
+  if (complete || outcome?.failed === false) {
+    return nextFailureConditions(conditions, CONDITION, undefined, now);
+  }
+  if (outcome === undefined) return undefined;
+  return nextFailureConditions(conditions, CONDITION, outcome.message, now);
 }
 
 /** The condition's message when it is True: why pod updates fail. */
 export function podUpdateFailure(
   conditions: readonly SidecarSetCondition[] | undefined,
 ): string | undefined {
-  const condition = conditions?.find((c) => c.type === POD_UPDATE_FAILURE);
-  return condition?.status === 'True' ? (condition.message ?? '') : undefined;
+  return failureOf(conditions, CONDITION.type);
 }

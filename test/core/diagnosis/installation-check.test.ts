@@ -466,7 +466,7 @@ describe('checkInstallation', () => {
     );
   });
 
-  it('SidecarSets: counted; paused, missed pods and an unobserved spec are warnings', () => {
+  it('SidecarSets: counted; paused, missed pods, unrecorded revisions, an unobserved spec are warnings', () => {
     const withSets = (sidecarSets: InstallationState['sidecarSets']): InstallationState => ({
       ...healthy(),
       sidecarSets,
@@ -491,14 +491,27 @@ describe('checkInstallation', () => {
       ...makeSidecarSet('user'),
       status: { missedPods: 4, conditions: [{ type: 'RolloutPaused', status: 'True' }] },
     };
-    const checks = checkInstallation(withSets([fine, troubled, pausedByUser]), NOW);
+    const noHistory: SidecarSet = {
+      ...makeSidecarSet('history'),
+      status: {
+        conditions: [
+          {
+            type: 'RevisionHistoryFailure',
+            status: 'True',
+            reason: 'CannotRecordRevision',
+            message: 'cannot record the ControllerRevision: forbidden (HTTP 403); …',
+          },
+        ],
+      },
+    };
+    const checks = checkInstallation(withSets([fine, troubled, pausedByUser, noHistory]), NOW);
     assert.equal(passed(checks), true);
     assert.deepEqual(
       checks
         .filter((c) => c.name.startsWith('SidecarSet'))
         .map((c) => [c.name, c.state, c.message]),
       [
-        ['SidecarSets', 'ok', '3 in the cluster'],
+        ['SidecarSets', 'ok', '4 in the cluster'],
         ['SidecarSet troubled', 'warning', 'rollout paused (UnhealthyPods: 2 failed)'],
         [
           'SidecarSet troubled',
@@ -512,6 +525,11 @@ describe('checkInstallation', () => {
         ],
         ['SidecarSet user', 'warning', 'rollout paused (RolloutPaused)'],
         ['SidecarSet user', 'warning', '4 pods created without its sidecars (status.missedPods)'],
+        [
+          'SidecarSet history',
+          'warning',
+          'cannot record the ControllerRevision: forbidden (HTTP 403); …',
+        ],
       ],
     );
   });
