@@ -131,8 +131,9 @@ export async function reconcileSidecarSet(
   // Upgraded pods still within their progress deadline are judged again when it passes, even if
   // nothing about them changes by then.
   const done = (result: ReconcileResult = {}): ReconcileResult => {
-    const recheck = plan.health?.recheckAt;
-    if (recheck === undefined) return result;
+    const times = [plan.health?.recheckAt, plan.availableAt].flatMap((t) => (t ? [t] : []));
+    if (times.length === 0) return result;
+    const recheck = new Date(Math.min(...times.map((t) => t.getTime())));
     const ms = Math.max(recheck.getTime() - now.getTime(), 0) + DEADLINE_MARGIN_MS;
     return { requeueAfterMs: Math.min(result.requeueAfterMs ?? ms, ms) };
   };

@@ -108,6 +108,8 @@ export interface SidecarSetUpdateStrategy {
   selector?: LabelSelector;
   partition?: IntOrString;
   maxUnavailable?: IntOrString;
+  /** Ours: seconds a pod must be Ready to count as available (core/upgrade/availability.ts). */
+  minReadySeconds?: number;
   priorityStrategy?: UpdatePriorityStrategy;
   scatterStrategy?: UpdateScatterTerm[];
 }

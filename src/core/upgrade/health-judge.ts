@@ -66,6 +66,22 @@ export function judgePod(
   return judgeUpgraded(ctx, pod, injected, settings, now);
 }
 
+/**
+ * How often the sidecar `name` restarted since the upgrade that `baseline` recorded, not counting
+ * the restart that applied the new image (the kubelet restarts a container to change it).
+ */
+function restartsSince(baseline: UpgradeBaseline, pod: Readonly<Pod>, name: string): number {
+  const before = baseline.restarts[name] ?? 0;
+  return Math.max(0, (containerStatus(pod, name)?.restartCount ?? 0) - before - 1);
+}
+
+/** Whether a sidecar of the pod restarted since its upgrade to the current version. */
+export function restartedSinceUpgrade(ctx: SidecarSetContext, pod: Readonly<Pod>): boolean {
+  const baseline = readUpgradeBaselines(pod.metadata.annotations?.[UPGRADE_BASELINE])[ctx.name];
+  if (baseline?.hash !== ctx.hash) return false;
+  return judgedContainers(ctx, pod).some(({ name }) => restartsSince(baseline, pod, name) > 0);
+}
+
 function judgeUpgraded(
   ctx: SidecarSetContext,
   pod: Readonly<Pod>,
@@ -76,9 +92,7 @@ function judgeUpgraded(
   const upgradedAt = new Date(baseline.upgradedAt);
   const containers = judgedContainers(ctx, pod);
   for (const { name } of containers) {
-    // Not counting the restart that applied the new image (the kubelet restarts to change it).
-    const before = baseline.restarts[name] ?? 0;
-    const restarts = Math.max(0, (containerStatus(pod, name)?.restartCount ?? 0) - before - 1);
+    const restarts = restartsSince(baseline, pod, name);
     if (restarts > settings.maxSidecarRestarts) {
       const message = `sidecar ${name} restarted ${restarts} times since the upgrade (crash loop)`;
       return { state: 'Failed', upgradedAt, failure: 'CrashLoop', message };

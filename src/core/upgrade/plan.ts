@@ -29,6 +29,7 @@ import { compareByName, podRef } from '../api/pod-ref.js';
 import { hasContainersReady, isActivePod, isRunning, isTerminating } from '../api/pod-status.js';
 import { podController, whyNotRecreated } from './recreation.js';
 import { isGateClosedBy } from './readiness-gate.js';
+import { availableFrom } from './availability.js';
 import { EVICTION_REFUSED, RESIZE_REFUSED, recordedRefusal } from '../pod-annotations/refusals.js';
 import { scatterCandidates } from './scatter.js';
 import type {
@@ -72,6 +73,8 @@ interface MatchedPod {
   resizeRefused: boolean;
   /** Not upgradable in place, recreated instead: why (core/upgrade/recreation.ts). */
   recreate?: string;
+  /** Ready, but not yet for long enough to count as available: from when it will (availability.ts). */
+  availableAt?: Date;
 }
 
 /** The messages of the hold reasons that say the same for every pod. */
@@ -92,11 +95,12 @@ export function planUpgrade(
   const ctx = sidecarSetContext(sidecarSet);
   const strategy = ctx.strategy;
   // 1. The matched pods; the others are excluded, with the reason.
-  const { matched, excluded } = readPods(ctx, pods);
+  const { matched, excluded } = readPods(ctx, pods, options.now);
   // 2. The status, as calculateStatus computes it before the round.
   const status = statusOf(sidecarSet, matched);
   const recreating = excluded.filter((e) => e.reason === 'Recreating').length;
   const unavailable = matched.filter((m) => m.takenDown).length + recreating;
+  const settling = matched.flatMap((m) => (m.availableAt === undefined ? [] : [m.availableAt]));
   const plan: UpgradePlan = {
     sidecarSet: ctx.name,
     hash: ctx.hash,
@@ -115,6 +119,9 @@ export function planUpgrade(
       candidates: 0,
       eligible: 0,
     },
+    ...(settling.length === 0
+      ? {}
+      : { availableAt: new Date(Math.min(...settling.map((d) => d.getTime()))) }),
   };
   const outdated = matched.filter((m) => !m.updated);
   const holdAll = (reason: keyof typeof MESSAGES): SkippedPod<HoldReason>[] =>
@@ -222,6 +229,7 @@ export function planUpgrade(
 function readPods(
   ctx: SidecarSetContext,
   pods: readonly Readonly<Pod>[],
+  now: Date,
 ): { matched: MatchedPod[]; excluded: SkippedPod<ExcludeReason>[] } {
   const matched: MatchedPod[] = [];
   const excluded: SkippedPod<ExcludeReason>[] = [];
@@ -243,8 +251,11 @@ function readPods(
       const ready = isReady(ctx, pod);
       const updated = isUpdated(ctx, pod);
       const gateClosed = isGateClosedBy(ctx.name, pod);
-      const available = ready && isStateConsistent(ctx, pod) && !gateClosed;
+      const from = ready ? availableFrom(ctx, pod) : undefined;
+      const settling = from !== undefined && from > now;
+      const available = ready && !settling && isStateConsistent(ctx, pod) && !gateClosed;
       matched.push({
+        ...(settling ? { availableAt: from } : {}),
         pod,
         ref,
         labels: pod.metadata.labels ?? {},

@@ -101,6 +101,11 @@ export interface UpgradePlan {
   budget: BudgetSummary;
   /** Why the planner did nothing at all (UpdateSidecarSet's steps 3, 4 and 6). */
   stopped?: 'NotUpdate' | 'Paused' | 'UnhealthyPods' | 'Complete';
+  /**
+   * The earliest time a ready pod now waiting out minReadySeconds (or its settling after a
+   * restart) counts as available: nothing about the pods may change by then, so plan again then.
+   */
+  availableAt?: Date;
   /** The upgraded pods' health (absent for NotUpdate); when it says pause, nothing is upgraded. */
   health?: RolloutHealth;
 }

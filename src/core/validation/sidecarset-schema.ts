@@ -369,6 +369,15 @@ const updateStrategy = {
         'Default 1; 0 upgrades only pods that are not ready. Pods that are not ready anyway are ' +
         'upgraded first.',
     ),
+    minReadySeconds: {
+      ...int(
+        'Seconds a pod must have been Ready to count as available to maxUnavailable, as a ' +
+          "Deployment's minReadySeconds (this project's; OpenKruise has none). Default 0. A pod " +
+          'whose sidecar restarted since its upgrade waits at least 10 s, so that a sidecar ' +
+          'that keeps crashing does not free the budget between crashes.',
+      ),
+      minimum: 0,
+    },
     priorityStrategy: {
       type: 'object',
       description:
