@@ -17,6 +17,7 @@ import { createKubeWriter } from '../k8s/kube-writer.js';
 import type { Reflector } from '../k8s/reflector.js';
 import { createReflector, objectKey } from '../k8s/reflector.js';
 import { readableApiError } from '../k8s/api-error.js';
+import { createRecreationExpectations } from './recreation-expectations.js';
 import { failingCaches } from '../k8s/failing-caches.js';
 import type { RevisionWriter } from '../k8s/revisions.js';
 import { DEFAULT_REVISION_NAMESPACE, createRevisionWriter, revisionsOf } from '../k8s/revisions.js';
@@ -454,6 +455,7 @@ export class Controller {
       view,
       writer,
       expectations: this.expectations,
+      recreations: createRecreationExpectations(),
       inFlight: new Map(),
       podWrites: new Map(),
       takeToken: (signal) => bucket.take(signal),

@@ -28,6 +28,7 @@ import {
 } from '../core/upgrade/readiness-gate.js';
 import type { PodWriteOutcome } from '../core/status/update-failure-condition.js';
 import type { UpgradeExpectations } from './expectations.js';
+import type { RecreationExpectations } from './recreation-expectations.js';
 import { planOutdated } from '../core/upgrade/plan-outdated.js';
 import type { ClusterWriter, ControllerView, ObjectReference } from './ports.js';
 import { ConflictError, EvictionRefusedError, ResizeRefusedError } from './ports.js';
@@ -35,9 +36,11 @@ import { ConflictError, EvictionRefusedError, ResizeRefusedError } from './ports
 /** What the pod writes need from the round. */
 export interface PodWriteDeps {
   /** The SidecarSet as the cache has it now: a write checks the plan still holds. */
-  view: Pick<ControllerView, 'sidecarSet'>;
+  view: Pick<ControllerView, 'sidecarSet' | 'podsInjectedBy'>;
   writer: ClusterWriter;
   expectations: UpgradeExpectations;
+  /** Evictions awaiting their replacement, which count against the budget. */
+  recreations: RecreationExpectations;
   /**
    * Pods upgraded by this process and not yet seen finished, per SidecarSet: for their
    * SidecarUpgraded event only (the readiness gate is opened from the pod's state).
@@ -285,6 +288,8 @@ export async function evictPod(
   }
   deps.expectations.expect(ctx.name, ctx.hash, podKey(planned.pod));
   if (cachedPod !== undefined) {
+    const known = deps.view.podsInjectedBy(ctx.name);
+    deps.recreations.evicted(ctx.name, cachedPod, known, deps.now());
     await podEvent(
       deps,
       cachedPod,

@@ -96,6 +96,7 @@ export async function reconcileSidecarSet(
     const closed = deps.view.podsInjectedBy(name).filter((pod) => isGateClosedBy(name, pod));
     await openGates(closed, 'SidecarSetDeleted', `SidecarSet ${name} was deleted`, deps);
     deps.expectations.forget(name);
+    deps.recreations.forget(name);
     deps.inFlight.delete(name);
     deps.podWrites.delete(name);
     deps.reported.delete(name);
@@ -127,7 +128,8 @@ export async function reconcileSidecarSet(
   const now = deps.now();
   const podResize = await deps.writer.canResizePods();
   const versions = resizableVersions(deps.revisions?.(name) ?? []);
-  const plan = planUpgrade(ss, pods, { now, podResize, versions });
+  const awaitingReplacement = deps.recreations.awaiting(name, injected, now);
+  const plan = planUpgrade(ss, pods, { now, podResize, versions, awaitingReplacement });
   // Upgraded pods still within their progress deadline are judged again when it passes, even if
   // nothing about them changes by then.
   const done = (result: ReconcileResult = {}): ReconcileResult => {

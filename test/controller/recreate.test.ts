@@ -269,4 +269,60 @@ describe('recreation through evictions', () => {
       }
     });
   });
+
+  it('a StatefulSet: one pod down at a time, also while a pod is gone and not yet recreated', async () => {
+    await withCluster(async (cluster) => {
+      await setUp(cluster, 0);
+      const statefulPod = (name: string): JsonObject => {
+        const pod = replicaPod(name);
+        (pod['metadata'] as JsonObject)['ownerReferences'] = [
+          {
+            ...OWNER,
+            kind: 'StatefulSet',
+            name: 'db',
+            uid: '0b7c6a4e-0000-4000-8000-000000000002',
+          },
+        ];
+        return pod;
+      };
+      await createPods(cluster, 3, (i) => statefulPod(`db-${i}`));
+      await waitFor(cluster, () => status(cluster, 'agent')?.['readyPods'] === 3, '3 ready');
+      // Pods up: there, not being deleted, and Ready; gone pods count as down.
+      let fewestUp = Infinity;
+      const watchInvariant = cluster.api.store.subscribe(() => {
+        const up = pods(cluster).filter((p) => !isTerminating(p) && isReady(p)).length;
+        fewestUp = Math.min(fewestUp, up);
+      });
+      // Plays the StatefulSet: a pod being deleted goes, and only then, a while later, a pod of
+      // the same name is created (its ordinal is free only once the old pod is gone).
+      const recreated = new Set<string>();
+      const stopStatefulSet = cluster.api.store.subscribe((event) => {
+        const pod = event.object;
+        const uid = pod.metadata.uid ?? '';
+        if (event.type !== 'MODIFIED' || !isTerminating(pod) || recreated.has(uid)) return;
+        recreated.add(uid);
+        const name = pod.metadata.name ?? '';
+        void (async () => {
+          cluster.api.store.delete(PODS, 'default', name);
+          await new Promise((resolve) => setTimeout(resolve, 1500));
+          await cluster.core.createNamespacedPod({ namespace: 'default', body: statefulPod(name) });
+        })();
+      });
+      try {
+        await updateSidecarSet(cluster, 'agent', envChange('b'));
+        await waitFor(
+          cluster,
+          () =>
+            pods(cluster).length === 3 &&
+            pods(cluster).every((p) => !isTerminating(p) && mode(p) === 'b' && isReady(p)),
+          'every pod of the StatefulSet recreated with MODE=b',
+        );
+      } finally {
+        watchInvariant();
+        stopStatefulSet();
+      }
+      assert.equal(fewestUp, 2, 'never more than one pod down (maxUnavailable 1)');
+      assert.equal(evictions(cluster), 3);
+    });
+  });
 });

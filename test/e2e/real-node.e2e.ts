@@ -117,6 +117,17 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
   }
 
   /** A Deployment of hostNetwork pods running the app image; waits until they are all Ready. */
+  /** The pods `app: nginx` of a workload: the app container, quick to stop; `spec` added. */
+  const nginxTemplate = (spec: Record<string, unknown> = {}) => ({
+    metadata: { labels: { app: 'nginx' } },
+    spec: {
+      hostNetwork: true,
+      terminationGracePeriodSeconds: 2,
+      containers: [appContainer()],
+      ...spec,
+    },
+  });
+
   async function createDeployment(
     namespace: string,
     replicas: number,
@@ -129,15 +140,7 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
         spec: {
           replicas,
           selector: { matchLabels: { app: 'nginx' } },
-          template: {
-            metadata: { labels: { app: 'nginx' } },
-            spec: {
-              hostNetwork: true,
-              terminationGracePeriodSeconds: 2,
-              containers: [appContainer()],
-              ...template,
-            },
-          },
+          template: nginxTemplate(template),
         },
       },
     });
@@ -919,6 +922,57 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
         /^evicted 1 pod\(s\) so that their controllers recreate them/,
       );
       assert.equal(started.items[0]?.count, 3);
+    });
+
+    it('a StatefulSet: a pod evicted counts until the StatefulSet has created it again', async (t) => {
+      // A StatefulSet creates a pod again only once the old one is gone: in between, the
+      // eviction must still count against maxUnavailable (issue 37, point 6).
+      const namespace = 'recreate-sts';
+      const name = await recreatingSidecarSet(namespace, { MODE: 'a' });
+      await apps.createNamespacedStatefulSet({
+        namespace,
+        body: {
+          metadata: { name: 'db' },
+          spec: {
+            replicas: 3,
+            serviceName: 'db',
+            podManagementPolicy: 'Parallel',
+            selector: { matchLabels: { app: 'nginx' } },
+            template: nginxTemplate(),
+          },
+        },
+      });
+      t.after(() =>
+        apps.patchNamespacedStatefulSetScale(
+          { namespace, name: 'db', body: { spec: { replicas: 0 } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        ),
+      );
+      await waitStatus(name, { matchedPods: 3, updatedPods: 3, updatedReadyPods: 3 });
+      const created = await pods(namespace);
+      const watch = await PodWatch.start(plane().kubeConfig(), namespace);
+      try {
+        await eventually(
+          () => Promise.resolve(watch.pods.size === 3 && [...watch.pods.values()].every(isReady)),
+          'the watch holds the 3 Ready pods',
+          SLOW,
+        );
+        watch.fewestReady = 3;
+        await replaceSidecarSet(custom, name, (spec) => {
+          const agent = must((spec['containers'] as Record<string, unknown>[])[0], 'agent');
+          agent['env'] = envList({ MODE: 'b' });
+        });
+        await waitStatus(name, { matchedPods: 3, updatedPods: 3, updatedReadyPods: 3 });
+        const now = await pods(namespace);
+        assert.deepEqual(now.map(nameOf).sort(), ['db-0', 'db-1', 'db-2']);
+        for (const pod of now) {
+          assert.ok(!created.some((c) => uidOf(c) === uidOf(pod)), `${nameOf(pod)} is new`);
+          assert.ok(isReady(pod), `${nameOf(pod)} Ready`);
+        }
+        assert.ok(watch.fewestReady >= 2, `${watch.fewestReady} of 3 pods Ready at the worst`);
+      } finally {
+        watch.stop();
+      }
     });
 
     it('recreated pods whose new sidecar crash-loops pause the rollout; rollout undo recreates them back', async (t) => {

@@ -2,6 +2,7 @@
 import { pino } from 'pino';
 
 import { createUpgradeExpectations } from '../../src/controller/expectations.js';
+import { createRecreationExpectations } from '../../src/controller/recreation-expectations.js';
 import type { ClusterWriter, ControllerView } from '../../src/controller/ports.js';
 import type { ReconcileDeps } from '../../src/controller/reconcile.js';
 
@@ -14,6 +15,7 @@ export function reconcileDeps(
     view,
     writer,
     expectations: createUpgradeExpectations(),
+    recreations: createRecreationExpectations(),
     inFlight: new Map(),
     podWrites: new Map(),
     takeToken: () => Promise.resolve(),

@@ -98,7 +98,8 @@ export function planUpgrade(
   const { matched, excluded } = readPods(ctx, pods, options.now);
   // 2. The status, as calculateStatus computes it before the round.
   const status = statusOf(sidecarSet, matched);
-  const recreating = excluded.filter((e) => e.reason === 'Recreating').length;
+  const recreating =
+    excluded.filter((e) => e.reason === 'Recreating').length + (options.awaitingReplacement ?? 0);
   const unavailable = matched.filter((m) => m.takenDown).length + recreating;
   const settling = matched.flatMap((m) => (m.availableAt === undefined ? [] : [m.availableAt]));
   const plan: UpgradePlan = {

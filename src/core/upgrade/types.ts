@@ -116,4 +116,9 @@ export interface PlanOptions {
   podResize?: boolean;
   /** resizableVersions (core/revisions/history.ts); without them, resources change by recreation. */
   versions?: ReadonlyMap<string, string>;
+  /**
+   * Evicted pods that are gone and not yet replaced (a StatefulSet recreates a pod only once the
+   * old one is gone): they count against maxUnavailable (controller/recreation-expectations.ts).
+   */
+  awaitingReplacement?: number;
 }
