@@ -3,11 +3,13 @@
  * expectations wait for the pods it created to show. An evicted pod counts against
  * maxUnavailable while it terminates (core/upgrade/plan.ts, Recreating), but a StatefulSet creates
  * its replacement only once the old pod is gone: in between, nothing would count, and the next
- * round would evict one more. So each eviction counts from the moment its pod is gone until a new
+ * round would evict one more; so does a deleted pod whose containers have stopped (the kubelet
+ * reports it Succeeded until it is removed). So each eviction counts from then until a new
  * pod of the same controller, one the cache did not hold at the eviction, is in the cache, or
  * REPLACEMENT_TIMEOUT_MS passes (a controller scaled down never replaces it).
  */
 import type { Pod } from '../core/api/k8s-types.js';
+import { isTerminating } from '../core/api/pod-status.js';
 import { podController } from '../core/upgrade/recreation.js';
 
 const REPLACEMENT_TIMEOUT_MS = 5 * 60_000;
@@ -19,9 +21,9 @@ export interface RecreationExpectations {
    */
   evicted(sidecarSet: string, pod: Readonly<Pod>, pods: readonly Readonly<Pod>[], now: Date): void;
   /**
-   * How many of the SidecarSet's evictions are awaiting their replacement: the pod is gone from
-   * `pods` (the SidecarSet's injected pods as cached) and no new pod of its controller has
-   * appeared. Evictions that are replaced or timed out are forgotten.
+   * How many of the SidecarSet's evictions are awaiting their replacement: the pod is no longer
+   * terminating in `pods` (the SidecarSet's injected pods as cached: gone, or stopped) and no new
+   * pod of its controller has appeared. Evictions that are replaced or timed out are forgotten.
    */
   awaiting(sidecarSet: string, pods: readonly Readonly<Pod>[], now: Date): number;
   forget(sidecarSet: string): void;
@@ -58,7 +60,9 @@ export function createRecreationExpectations(): RecreationExpectations {
     awaiting(sidecarSet, pods, now) {
       const evictions = bySidecarSet.get(sidecarSet);
       if (evictions === undefined) return 0;
-      const present = new Set(pods.map((p) => p.metadata.uid ?? ''));
+      // Terminating pods the plan counts already (Recreating); one whose containers have stopped
+      // (phase Succeeded while it is deleted) it does not.
+      const counted = new Set(pods.filter(isTerminating).map((p) => p.metadata.uid ?? ''));
       // Each new pod of the controller replaces one eviction, the earliest first.
       const used = new Set<string>();
       const replaced = (e: Eviction): boolean => {
@@ -74,8 +78,7 @@ export function createRecreationExpectations(): RecreationExpectations {
       );
       if (left.length === 0) bySidecarSet.delete(sidecarSet);
       else bySidecarSet.set(sidecarSet, left);
-      // Still there (terminating): the plan counts it already.
-      return left.filter((e) => !present.has(e.uid)).length;
+      return left.filter((e) => !counted.has(e.uid)).length;
     },
     forget(sidecarSet) {
       bySidecarSet.delete(sidecarSet);

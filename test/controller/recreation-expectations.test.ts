@@ -32,10 +32,20 @@ describe('createRecreationExpectations', () => {
     const expectations = createRecreationExpectations();
     const [db0, db1] = [owned('db-0', 'u0'), owned('db-1', 'u1')];
     expectations.evicted('agent', db0, [db0, db1], T0);
+    const deleting: Pod = {
+      ...db0,
+      metadata: { ...db0.metadata, deletionTimestamp: '2026-12-07T12:00:00Z' },
+    };
     assert.equal(
-      expectations.awaiting('agent', [db0, db1], later(1)),
+      expectations.awaiting('agent', [deleting, db1], later(1)),
       0,
       'terminating: counted by the plan',
+    );
+    const stopped: Pod = { ...deleting, status: { ...deleting.status, phase: 'Succeeded' } };
+    assert.equal(
+      expectations.awaiting('agent', [stopped, db1], later(1)),
+      1,
+      'its containers stopped, not yet removed: the plan no longer counts it',
     );
     assert.equal(expectations.awaiting('agent', [db1], later(2)), 1, 'gone, not replaced');
     const other = owned('cache-0', 'c0', 'cache');

@@ -86,8 +86,8 @@ export class PodWatch {
   readonly pods = new Map<string, V1Pod>();
   readonly history: V1Pod[] = [];
   worstUnready = 0;
-  /** The fewest pods Ready and not being deleted at one moment; set it to start counting. */
-  fewestReady = Infinity;
+  /** The fewest pods there and not being deleted at one moment; set it to start counting. */
+  fewestPresent = Infinity;
   private abort: (() => void) | undefined;
 
   static async start(kubeConfig: ConstructorParameters<typeof Watch>[0], namespace: string) {
@@ -105,7 +105,7 @@ export class PodWatch {
         }
         const unready = [...watch.pods.values()].filter((p) => !isReady(p)).length;
         watch.worstUnready = Math.max(watch.worstUnready, unready);
-        watch.fewestReady = Math.min(watch.fewestReady, watch.pods.size - unready);
+        watch.fewestPresent = Math.min(watch.fewestPresent, watch.pods.size);
       },
       () => undefined,
     );

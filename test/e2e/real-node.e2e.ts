@@ -957,7 +957,7 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
           'the watch holds the 3 Ready pods',
           SLOW,
         );
-        watch.fewestReady = 3;
+        watch.fewestPresent = 3;
         await replaceSidecarSet(custom, name, (spec) => {
           const agent = must((spec['containers'] as Record<string, unknown>[])[0], 'agent');
           agent['env'] = envList({ MODE: 'b' });
@@ -969,7 +969,8 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
           assert.ok(!created.some((c) => uidOf(c) === uidOf(pod)), `${nameOf(pod)} is new`);
           assert.ok(isReady(pod), `${nameOf(pod)} Ready`);
         }
-        assert.ok(watch.fewestReady >= 2, `${watch.fewestReady} of 3 pods Ready at the worst`);
+        // Evicted pods are deleted and gone until the StatefulSet creates them again: one at a time.
+        assert.ok(watch.fewestPresent >= 2, `${watch.fewestPresent} of 3 pods there at the worst`);
       } finally {
         watch.stop();
       }
