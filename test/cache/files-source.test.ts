@@ -84,7 +84,7 @@ describe('files source', () => {
       last = now;
     }, 1);
     const begin = performance.now();
-    await writeFile(file, sidecarSetsYaml(3000, 'agent:2'));
+    await replaceFile(file, sidecarSetsYaml(3000, 'agent:2'));
     await eventually(() => images()[0] === 'agent:2', 'the reload', 60_000, 1);
     const reload = performance.now() - begin;
     clearInterval(probe);
@@ -142,7 +142,7 @@ describe('files source', () => {
   it('stops during a reload without waiting for it or logging it as failed', async () => {
     const file = await fileWith('stop', sidecarSetsYaml(3000, 'agent:1'));
     const { source, reloads, logs, images } = await started(file, 0);
-    await writeFile(file, sidecarSetsYaml(3000, 'agent:2'));
+    await replaceFile(file, sidecarSetsYaml(3000, 'agent:2'));
     await sleep(100); // the change is seen; reading 3,000 SidecarSets takes the worker far longer
     await source.stop();
     await sleep(200);
