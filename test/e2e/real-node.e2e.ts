@@ -20,7 +20,7 @@ import {
   PolicyV1Api,
   setHeaderOptions,
 } from '@kubernetes/client-node';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
 
 import { TEST_IMAGES } from '../node-fixture/images.js';
 import {
@@ -868,15 +868,22 @@ describe('in-place sidecar upgrades on a real node (kubelet, containerd, runc)',
         'sidecarset.dev/eviction-refused'
       ];
       assert.match(refusal ?? '', /disruption budget/);
-      const events = await core.listNamespacedEvent({
-        namespace,
-        fieldSelector: `involvedObject.name=${nameOf(must(refused, 'pod'))},reason=EvictionRefused`,
-      });
-      assert.equal(events.items[0]?.type, 'Warning');
-      assert.match(
-        events.items[0].message ?? '',
-        /cannot be evicted to be recreated: .*disruption budget/,
+      // The event follows the pod's annotation: look until it is there.
+      let warning: CoreV1Event | undefined;
+      await eventually(
+        async () => {
+          const events = await core.listNamespacedEvent({
+            namespace,
+            fieldSelector: `involvedObject.name=${nameOf(must(refused, 'pod'))},reason=EvictionRefused`,
+          });
+          warning = events.items[0];
+          return warning !== undefined;
+        },
+        'the EvictionRefused event',
+        SLOW,
       );
+      assert.equal(warning?.type, 'Warning');
+      assert.match(warning.message ?? '', /cannot be evicted to be recreated: .*disruption budget/);
       await eventually(
         async () =>
           /cannot be evicted now: .*disruption budget/.test(
